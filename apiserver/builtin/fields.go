@@ -1,0 +1,114 @@
+package builtin
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// objectFields returns the kind-specific selectable fields, as kube's
+// field label lists define them. Kinds without any return an empty set.
+func objectFields(obj runtime.Object) fields.Set {
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		// Like kube, status.podIPs is an accepted label but only the first
+		// IP is exposed, as status.podIP.
+		podIP := ""
+		if len(o.Status.PodIPs) > 0 {
+			podIP = o.Status.PodIPs[0].IP
+		}
+		return fields.Set{
+			"spec.nodeName":            o.Spec.NodeName,
+			"spec.restartPolicy":       string(o.Spec.RestartPolicy),
+			"spec.schedulerName":       o.Spec.SchedulerName,
+			"spec.serviceAccountName":  o.Spec.ServiceAccountName,
+			"spec.hostNetwork":         strconv.FormatBool(o.Spec.HostNetwork),
+			"status.phase":             string(o.Status.Phase),
+			"status.podIP":             podIP,
+			"status.nominatedNodeName": o.Status.NominatedNodeName,
+		}
+	case *corev1.Event:
+		return eventFields(o.InvolvedObject, o.Reason, o.ReportingController, o.Source.Component, o.Type)
+	case *eventsv1.Event:
+		// kube stores both Event APIs as one and converts events.k8s.io
+		// labels to the core names; we expose both spellings instead.
+		set := eventFields(o.Regarding, o.Reason, o.ReportingController, o.DeprecatedSource.Component, o.Type)
+		for _, f := range []string{"kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"} {
+			set["regarding."+f] = set["involvedObject."+f]
+		}
+		set["reportingController"] = o.ReportingController
+		set["deprecatedSource"] = o.DeprecatedSource.Component
+		return set
+	case *corev1.Secret:
+		return fields.Set{"type": string(o.Type)}
+	case *corev1.Namespace:
+		return fields.Set{"status.phase": string(o.Status.Phase)}
+	case *corev1.Node:
+		return fields.Set{"spec.unschedulable": strconv.FormatBool(o.Spec.Unschedulable)}
+	case *corev1.ReplicationController:
+		return fields.Set{"status.replicas": strconv.Itoa(int(o.Status.Replicas))}
+	case *corev1.Service:
+		return fields.Set{"spec.clusterIP": o.Spec.ClusterIP, "spec.type": string(o.Spec.Type)}
+	case *appsv1.ReplicaSet:
+		return fields.Set{"status.replicas": strconv.Itoa(int(o.Status.Replicas))}
+	case *batchv1.Job:
+		return fields.Set{"status.successful": strconv.Itoa(int(o.Status.Succeeded))}
+	case *certificatesv1.CertificateSigningRequest:
+		return fields.Set{"spec.signerName": o.Spec.SignerName}
+	}
+	return fields.Set{}
+}
+
+func eventFields(ref corev1.ObjectReference, reason, reportingController, source, eventType string) fields.Set {
+	return fields.Set{
+		"involvedObject.kind":            ref.Kind,
+		"involvedObject.namespace":       ref.Namespace,
+		"involvedObject.name":            ref.Name,
+		"involvedObject.uid":             string(ref.UID),
+		"involvedObject.apiVersion":      ref.APIVersion,
+		"involvedObject.resourceVersion": ref.ResourceVersion,
+		"involvedObject.fieldPath":       ref.FieldPath,
+		"reason":                         reason,
+		"reportingComponent":             reportingController,
+		"source":                         source,
+		"type":                           eventType,
+	}
+}
+
+// SupportedFields lists the field selector labels kind k accepts, sorted:
+// metadata.name, metadata.namespace and the kind's own. The REST layer
+// rejects others with "field label not supported: <label>".
+func SupportedFields(k Kind) []string {
+	set := map[string]bool{"metadata.name": true, "metadata.namespace": true}
+	if k.New != nil && k.Fields != nil {
+		for f := range k.Fields(k.New()) {
+			set[f] = true
+		}
+	}
+	if k.GroupVersion.Group == "" && k.Resource == "pods" {
+		set["status.podIPs"] = true
+	}
+	out := make([]string, 0, len(set))
+	for f := range set {
+		out = append(out, f)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func metaOf(obj runtime.Object) (metav1.Object, error) {
+	if obj == nil {
+		return nil, fmt.Errorf("nil object")
+	}
+	return meta.Accessor(obj)
+}
