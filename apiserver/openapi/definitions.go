@@ -1,0 +1,326 @@
+package openapi
+
+import (
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	nodev1 "k8s.io/api/node/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	builderutil "k8s.io/kube-openapi/pkg/builder3/util"
+	"k8s.io/kube-openapi/pkg/common"
+	"k8s.io/kube-openapi/pkg/handler"
+	"k8s.io/kube-openapi/pkg/schemamutation"
+	"k8s.io/kube-openapi/pkg/util"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+const (
+	v2RefPrefix = "#/definitions/"
+	v3RefPrefix = "#/components/schemas/"
+
+	extensionGroupVersionKind = "x-kubernetes-group-version-kind"
+)
+
+// Definitions returns every generated definition keyed by its Kubernetes name
+// (io.k8s.api.apps.v1.Deployment), in the OpenAPI v3 form kube-apiserver feeds
+// to managedfields.NewTypeConverter: refs point at #/components/schemas/ and
+// refs with siblings are wrapped in allOf. Kinds carry
+// x-kubernetes-group-version-kind. Built once on first use; callers must not
+// mutate the result.
+func Definitions() map[string]*spec.Schema {
+	return generatedV3().schemas
+}
+
+// definitionSet is one rendering (v2 or v3) of the generated definitions with
+// the direct dependencies of each, so documents can include only the closure
+// of what their paths reference.
+type definitionSet struct {
+	schemas      map[string]*spec.Schema
+	dependencies map[string][]string
+}
+
+// The two renderings are built independently so a process that only serves v3
+// (kubectl 1.32's default) never pays for v2 and vice versa.
+var (
+	generatedV2 = sync.OnceValue(func() definitionSet { return buildGeneratedDefinitions(v2RefPrefix) })
+	generatedV3 = sync.OnceValue(func() definitionSet { return buildGeneratedDefinitions(v3RefPrefix) })
+)
+
+func buildGeneratedDefinitions(refPrefix string) definitionSet {
+	refCallback := func(goOrModelName string) spec.Ref {
+		return spec.MustCreateRef(refPrefix + common.EscapeJsonPointer(definitionName(goOrModelName)))
+	}
+	generated := GetOpenAPIDefinitions(refCallback)
+	kindsByDefinition := groupVersionKindsByDefinition()
+	set := definitionSet{
+		schemas:      make(map[string]*spec.Schema, len(generated)),
+		dependencies: make(map[string][]string, len(generated)),
+	}
+	for key, definition := range generated {
+		name := definitionName(key)
+		schema := definition.Schema
+		if refPrefix == v2RefPrefix {
+			schema = v2Form(schema)
+		} else {
+			schema = *v3Form(&schema)
+		}
+		if kinds, ok := kindsByDefinition[name]; ok {
+			schema.Extensions = withExtension(schema.Extensions, extensionGroupVersionKind, kinds)
+		}
+		set.schemas[name] = &schema
+		dependencies := make([]string, 0, len(definition.Dependencies))
+		for _, dependency := range definition.Dependencies {
+			dependencies = append(dependencies, definitionName(dependency))
+		}
+		set.dependencies[name] = dependencies
+	}
+	return set
+}
+
+// v2Form mirrors kube-apiserver's v2 output: types with a v3-only shape
+// (IntOrString, Quantity) carry their swagger 2.0 shape in an extension, and
+// defaults are pruned because v2 clients mis-handle them.
+func v2Form(schema spec.Schema) spec.Schema {
+	if embedded, ok := schema.Extensions[common.ExtensionV2Schema].(spec.Schema); ok {
+		schema = embedded
+	}
+	return *handler.PruneDefaultsSchema(&schema)
+}
+
+// v3Form drops the embedded v2 shape and wraps refs that have siblings in
+// allOf, as OpenAPI 3.0 ignores siblings of $ref.
+func v3Form(schema *spec.Schema) *spec.Schema {
+	if _, ok := schema.Extensions[common.ExtensionV2Schema]; ok {
+		clone := *schema
+		clone.Extensions = make(spec.Extensions, len(schema.Extensions))
+		for k, v := range schema.Extensions {
+			if k != common.ExtensionV2Schema {
+				clone.Extensions[k] = v
+			}
+		}
+		schema = &clone
+	}
+	return builderutil.WrapRefs(schema)
+}
+
+func withExtension(extensions spec.Extensions, key string, value interface{}) spec.Extensions {
+	clone := make(spec.Extensions, len(extensions)+1)
+	for k, v := range extensions {
+		clone[k] = v
+	}
+	clone[key] = value
+	return clone
+}
+
+// definitionName turns a generator key into the name kube-apiserver publishes.
+// openapi-gen already keys types of packages tagged with
+// +k8s:openapi-model-package by their model name; anything keyed by Go path
+// (k8s.io/api/apps/v1.Deployment) is reversed into io.k8s.api.apps.v1.Deployment.
+func definitionName(key string) string {
+	if !strings.Contains(key, "/") {
+		return key
+	}
+	if i := strings.LastIndex(key, "/vendor/"); i >= 0 {
+		key = key[i+len("/vendor/"):]
+	}
+	return util.ToRESTFriendlyName(strings.TrimPrefix(key, "vendor/"))
+}
+
+// servedSchemeBuilders registers every group version whose types are
+// generated, so the scheme says which definitions are kinds and under which
+// group versions (meta types such as DeleteOptions belong to all of them).
+var servedSchemeBuilders = []func(*runtime.Scheme) error{
+	corev1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme,
+	autoscalingv1.AddToScheme, autoscalingv2.AddToScheme, coordinationv1.AddToScheme,
+	eventsv1.AddToScheme, discoveryv1.AddToScheme, networkingv1.AddToScheme,
+	policyv1.AddToScheme, rbacv1.AddToScheme, storagev1.AddToScheme,
+	schedulingv1.AddToScheme, nodev1.AddToScheme, admissionregistrationv1.AddToScheme,
+	certificatesv1.AddToScheme, authenticationv1.AddToScheme, authorizationv1.AddToScheme,
+	apiextensionsv1.AddToScheme,
+}
+
+// groupVersionKindsByDefinition returns the x-kubernetes-group-version-kind
+// value for every definition that is a kind, sorted like kube-apiserver's.
+func groupVersionKindsByDefinition() map[string][]interface{} {
+	scheme := runtime.NewScheme()
+	for _, addToScheme := range servedSchemeBuilders {
+		if err := addToScheme(scheme); err != nil {
+			panic(err) // static registrations; failing here is a programming error
+		}
+	}
+	type gvk struct{ group, version, kind string }
+	kindsByName := map[string][]gvk{}
+	for groupVersionKind, goType := range scheme.AllKnownTypes() {
+		if groupVersionKind.Version == runtime.APIVersionInternal {
+			continue
+		}
+		name := definitionName(util.GetCanonicalTypeName(reflect.New(goType).Interface()))
+		entry := gvk{groupVersionKind.Group, groupVersionKind.Version, groupVersionKind.Kind}
+		duplicate := false
+		for _, existing := range kindsByName[name] {
+			duplicate = duplicate || existing == entry
+		}
+		if !duplicate {
+			kindsByName[name] = append(kindsByName[name], entry)
+		}
+	}
+	result := make(map[string][]interface{}, len(kindsByName))
+	for name, kinds := range kindsByName {
+		sort.Slice(kinds, func(i, j int) bool {
+			a, b := kinds[i], kinds[j]
+			if a.group != b.group {
+				return a.group < b.group
+			}
+			if a.version != b.version {
+				return a.version < b.version
+			}
+			return a.kind < b.kind
+		})
+		values := make([]interface{}, 0, len(kinds))
+		for _, k := range kinds {
+			values = append(values, map[string]interface{}{"group": k.group, "version": k.version, "kind": k.kind})
+		}
+		result[name] = values
+	}
+	return result
+}
+
+// refTarget returns the definition name a local ref points at, for either
+// document flavor, or "" for a non-local ref.
+func refTarget(ref spec.Ref) string {
+	pointer := ref.String()
+	for _, prefix := range []string{v2RefPrefix, v3RefPrefix} {
+		if strings.HasPrefix(pointer, prefix) {
+			return unescapeJSONPointer(strings.TrimPrefix(pointer, prefix))
+		}
+	}
+	return ""
+}
+
+func unescapeJSONPointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+}
+
+// rewriteRefs points every local ref of a caller-supplied schema at refPrefix,
+// so custom resource schemas may be written in either document flavor.
+func rewriteRefs(schema *spec.Schema, refPrefix string) *spec.Schema {
+	walker := schemamutation.Walker{
+		SchemaCallback: schemamutation.SchemaCallBackNoop,
+		RefCallback: func(ref *spec.Ref) *spec.Ref {
+			target := refTarget(*ref)
+			if target == "" || ref.String() == refPrefix+common.EscapeJsonPointer(target) {
+				return ref
+			}
+			rewritten := spec.MustCreateRef(refPrefix + common.EscapeJsonPointer(target))
+			return &rewritten
+		},
+	}
+	return walker.WalkSchema(schema)
+}
+
+// referencedDefinitions lists the definitions a schema refers to directly.
+func referencedDefinitions(schema *spec.Schema) []string {
+	var names []string
+	walker := schemamutation.Walker{
+		SchemaCallback: schemamutation.SchemaCallBackNoop,
+		RefCallback: func(ref *spec.Ref) *spec.Ref {
+			if target := refTarget(*ref); target != "" {
+				names = append(names, target)
+			}
+			return ref
+		},
+	}
+	walker.WalkSchema(schema)
+	return names
+}
+
+// definitionResolver combines the generated definitions with caller-supplied
+// ones (custom resources) in one document flavor. Supplied definitions win on
+// a name clash.
+type definitionResolver struct {
+	generated definitionSet
+	extra     map[string]*spec.Schema
+	refPrefix string
+	converted map[string]*spec.Schema // extra schemas rendered for this flavor
+}
+
+func newDefinitionResolver(refPrefix string, extra map[string]*spec.Schema) *definitionResolver {
+	generated := generatedV3
+	if refPrefix == v2RefPrefix {
+		generated = generatedV2
+	}
+	return &definitionResolver{generated: generated(), extra: extra, refPrefix: refPrefix, converted: map[string]*spec.Schema{}}
+}
+
+func (r *definitionResolver) has(name string) bool {
+	if _, ok := r.extra[name]; ok {
+		return true
+	}
+	_, ok := r.generated.schemas[name]
+	return ok
+}
+
+func (r *definitionResolver) isGenerated(name string) bool {
+	_, isExtra := r.extra[name]
+	_, isGenerated := r.generated.schemas[name]
+	return isGenerated && !isExtra
+}
+
+func (r *definitionResolver) lookup(name string) (*spec.Schema, []string) {
+	if supplied, ok := r.extra[name]; ok && supplied != nil {
+		converted, ok := r.converted[name]
+		if !ok {
+			converted = rewriteRefs(supplied, r.refPrefix)
+			if r.refPrefix == v3RefPrefix {
+				converted = v3Form(converted)
+			}
+			r.converted[name] = converted
+		}
+		return converted, referencedDefinitions(converted)
+	}
+	if schema, ok := r.generated.schemas[name]; ok {
+		return schema, r.generated.dependencies[name]
+	}
+	return nil, nil
+}
+
+// closure returns the named definitions and everything they reference,
+// skipping names that resolve to nothing.
+func (r *definitionResolver) closure(roots []string) map[string]*spec.Schema {
+	result := map[string]*spec.Schema{}
+	pending := append([]string(nil), roots...)
+	for len(pending) > 0 {
+		name := pending[len(pending)-1]
+		pending = pending[:len(pending)-1]
+		if _, done := result[name]; done {
+			continue
+		}
+		schema, dependencies := r.lookup(name)
+		if schema == nil {
+			continue
+		}
+		result[name] = schema
+		pending = append(pending, dependencies...)
+	}
+	return result
+}

@@ -1,0 +1,268 @@
+package openapi
+
+import (
+	"sort"
+
+	"k8s.io/kube-openapi/pkg/common"
+	"k8s.io/kube-openapi/pkg/spec3"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+const (
+	extensionAction = "x-kubernetes-action"
+	bearerToken     = "BearerToken"
+)
+
+// resolvedResource is a resource whose definitions exist, with the list
+// definition to use ("" when none was supplied).
+type resolvedResource struct {
+	Resource
+	listDefinition string
+	builtin        bool
+}
+
+// resolveResources drops resources whose definition is unknown: a dangling
+// $ref makes kubectl reject the whole document.
+func resolveResources(resources []Resource, resolver *definitionResolver) []resolvedResource {
+	var resolved []resolvedResource
+	for _, r := range resources {
+		if !resolver.has(r.DefinitionName) {
+			continue
+		}
+		listDefinition := listDefinitionName(r)
+		if !resolver.has(listDefinition) {
+			listDefinition = ""
+		}
+		resolved = append(resolved, resolvedResource{r, listDefinition, resolver.isGenerated(r.DefinitionName)})
+	}
+	return resolved
+}
+
+func routesForAll(resources []resolvedResource) []route {
+	var routes []route
+	for _, r := range resources {
+		routes = append(routes, routesFor(r.Resource, r.listDefinition, r.builtin)...)
+	}
+	return routes
+}
+
+func buildV2Document(version string, resources []Resource, extra map[string]*spec.Schema) *spec.Swagger {
+	resolver := newDefinitionResolver(v2RefPrefix, extra)
+	routes := routesForAll(resolveResources(resources, resolver))
+
+	definitions := spec.Definitions{}
+	for name, schema := range resolver.closure(referencedByRoutes(routes)) {
+		definitions[name] = *schema
+	}
+	paths := map[string]spec.PathItem{}
+	for _, rt := range routes {
+		item := paths[rt.path]
+		item.Parameters = v2Parameters(rt.parameters)
+		for _, op := range rt.operations {
+			rendered := v2Operation(op)
+			switch op.method {
+			case "get":
+				item.Get = rendered
+			case "put":
+				item.Put = rendered
+			case "post":
+				item.Post = rendered
+			case "patch":
+				item.Patch = rendered
+			case "delete":
+				item.Delete = rendered
+			}
+		}
+		paths[rt.path] = item
+	}
+	return &spec.Swagger{SwaggerProps: spec.SwaggerProps{
+		Swagger:     "2.0",
+		Info:        &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: version}},
+		Paths:       &spec.Paths{Paths: paths},
+		Definitions: definitions,
+		SecurityDefinitions: spec.SecurityDefinitions{
+			bearerToken: {SecuritySchemeProps: spec.SecuritySchemeProps{
+				Type: "apiKey", Name: "authorization", In: "header",
+				Description: "Bearer Token authentication",
+			}},
+		},
+		Security: []map[string][]string{{bearerToken: {}}},
+	}}
+}
+
+func v2Ref(definition string) spec.Ref {
+	return spec.MustCreateRef(v2RefPrefix + common.EscapeJsonPointer(definition))
+}
+
+func v2Parameters(parameters []parameter) []spec.Parameter {
+	rendered := make([]spec.Parameter, 0, len(parameters))
+	for _, p := range parameters {
+		param := spec.Parameter{
+			ParamProps:   spec.ParamProps{Name: p.name, In: p.in, Description: p.description, Required: p.required},
+			SimpleSchema: spec.SimpleSchema{Type: p.typeName},
+		}
+		param.UniqueItems = true
+		rendered = append(rendered, param)
+	}
+	return rendered
+}
+
+func v2Operation(op operation) *spec.Operation {
+	parameters := v2Parameters(op.parameters)
+	if op.body != "" {
+		body := spec.Parameter{ParamProps: spec.ParamProps{
+			Name: "body", In: "body", Required: true, Schema: &spec.Schema{SchemaProps: spec.SchemaProps{Ref: v2Ref(op.body)}},
+		}}
+		parameters = append([]spec.Parameter{body}, parameters...)
+	}
+	responses := map[int]spec.Response{}
+	for _, resp := range op.responses {
+		rendered := spec.Response{ResponseProps: spec.ResponseProps{Description: resp.description}}
+		if resp.definition != "" {
+			rendered.Schema = &spec.Schema{SchemaProps: spec.SchemaProps{Ref: v2Ref(resp.definition)}}
+		}
+		responses[resp.code] = rendered
+	}
+	consumes := op.consumes
+	if consumes == nil {
+		consumes = []string{mediaAnyForUpload}
+	}
+	return &spec.Operation{
+		OperationProps: spec.OperationProps{
+			ID: op.id, Description: op.description, Tags: []string{op.tag},
+			Consumes: consumes, Produces: op.produces, Schemes: []string{"https"},
+			Parameters: parameters,
+			Responses:  &spec.Responses{ResponsesProps: spec.ResponsesProps{StatusCodeResponses: responses}},
+		},
+		VendorExtensible: spec.VendorExtensible{Extensions: spec.Extensions{
+			extensionAction:           op.action,
+			extensionGroupVersionKind: op.kind.extension(),
+		}},
+	}
+}
+
+// groupVersionsOf returns the v3 index keys ("api/v1", "apis/apps/v1") with
+// the resources each serves, in input order.
+func groupVersionsOf(resources []Resource) map[string][]Resource {
+	byGroupVersion := map[string][]Resource{}
+	for _, r := range resources {
+		key := groupVersionPath(r.Group, r.Version)
+		byGroupVersion[key] = append(byGroupVersion[key], r)
+	}
+	return byGroupVersion
+}
+
+func buildV3Document(version string, resources []Resource, extra map[string]*spec.Schema) *spec3.OpenAPI {
+	resolver := newDefinitionResolver(v3RefPrefix, extra)
+	routes := routesForAll(resolveResources(resources, resolver))
+
+	schemas := resolver.closure(referencedByRoutes(routes))
+	paths := map[string]*spec3.Path{}
+	for _, rt := range routes {
+		item, ok := paths[rt.path]
+		if !ok {
+			item = &spec3.Path{}
+			paths[rt.path] = item
+		}
+		item.Parameters = v3Parameters(rt.parameters)
+		for _, op := range rt.operations {
+			rendered := v3Operation(op)
+			switch op.method {
+			case "get":
+				item.Get = rendered
+			case "put":
+				item.Put = rendered
+			case "post":
+				item.Post = rendered
+			case "patch":
+				item.Patch = rendered
+			case "delete":
+				item.Delete = rendered
+			}
+		}
+	}
+	return &spec3.OpenAPI{
+		Version: "3.0.0",
+		Info:    &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: version}},
+		Paths:   &spec3.Paths{Paths: paths},
+		Components: &spec3.Components{
+			Schemas: schemas,
+			SecuritySchemes: spec3.SecuritySchemes{bearerToken: {SecuritySchemeProps: spec3.SecuritySchemeProps{
+				Type: "apiKey", Name: "authorization", In: "header", Description: "Bearer Token authentication",
+			}}},
+		},
+		SecurityRequirement: []map[string][]string{{bearerToken: {}}},
+	}
+}
+
+func v3Ref(definition string) *spec.Schema {
+	return &spec.Schema{SchemaProps: spec.SchemaProps{Ref: spec.MustCreateRef(v3RefPrefix + common.EscapeJsonPointer(definition))}}
+}
+
+func v3Parameters(parameters []parameter) []*spec3.Parameter {
+	rendered := make([]*spec3.Parameter, 0, len(parameters))
+	for _, p := range parameters {
+		schema := &spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{p.typeName}, UniqueItems: true}}
+		rendered = append(rendered, &spec3.Parameter{ParameterProps: spec3.ParameterProps{
+			Name: p.name, In: p.in, Description: p.description, Required: p.required, Schema: schema,
+		}})
+	}
+	return rendered
+}
+
+func v3Operation(op operation) *spec3.Operation {
+	responses := map[int]*spec3.Response{}
+	for _, resp := range op.responses {
+		rendered := &spec3.Response{ResponseProps: spec3.ResponseProps{Description: resp.description}}
+		if resp.definition != "" {
+			rendered.Content = map[string]*spec3.MediaType{}
+			for _, mediaType := range op.produces {
+				rendered.Content[mediaType] = &spec3.MediaType{MediaTypeProps: spec3.MediaTypeProps{Schema: v3Ref(resp.definition)}}
+			}
+		}
+		responses[resp.code] = rendered
+	}
+	rendered := &spec3.Operation{
+		OperationProps: spec3.OperationProps{
+			OperationId: op.id, Description: op.description, Tags: []string{op.tag},
+			Parameters: v3Parameters(op.parameters),
+			Responses:  &spec3.Responses{ResponsesProps: spec3.ResponsesProps{StatusCodeResponses: responses}},
+		},
+		VendorExtensible: spec.VendorExtensible{Extensions: spec.Extensions{
+			extensionAction:           op.action,
+			extensionGroupVersionKind: op.kind.extension(),
+		}},
+	}
+	if op.body != "" {
+		content := map[string]*spec3.MediaType{}
+		for _, mediaType := range op.consumes {
+			content[mediaType] = &spec3.MediaType{MediaTypeProps: spec3.MediaTypeProps{Schema: v3Ref(op.body)}}
+		}
+		rendered.RequestBody = &spec3.RequestBody{RequestBodyProps: spec3.RequestBodyProps{Content: content, Required: true}}
+	}
+	return rendered
+}
+
+// sortedKeys returns map keys in order, for deterministic iteration.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// usesSuppliedDefinitions reports whether any of the resources is described
+// by a caller-supplied definition, i.e. whether its document depends on extra.
+func usesSuppliedDefinitions(resources []Resource, extra map[string]*spec.Schema) bool {
+	for _, r := range resources {
+		if _, ok := extra[r.DefinitionName]; ok {
+			return true
+		}
+		if _, ok := extra[listDefinitionName(r)]; ok {
+			return true
+		}
+	}
+	return false
+}
