@@ -1,0 +1,302 @@
+// Package controlplane assembles a whole devplane: certificates, etcd, and
+// the delegation chain aggregator → core → extensions → not-found, as
+// kube-apiserver's CreateServerChain does. Both `devplane up` and the Go
+// test harness start devplane through it.
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/devplane/devplane/apiserver/authn"
+	"github.com/devplane/devplane/apiserver/healthz"
+	"github.com/devplane/devplane/apiserver/server"
+	"github.com/devplane/devplane/apiserver/storage"
+	"github.com/devplane/devplane/certs"
+	"github.com/devplane/devplane/embedded"
+)
+
+// Server names as kube-apiserver's chain calls them.
+const (
+	AggregatorName = "kube-aggregator"
+	CoreName       = "kube-apiserver"
+	ExtensionsName = "apiextensions-apiserver"
+)
+
+// Options configure one control plane. Defaults are filled by the caller
+// (the CLI's Complete, or the test harness).
+type Options struct {
+	Name    string // instance name, e.g. "default"
+	DataDir string // certificates in DataDir/pki, etcd in DataDir/etcd
+
+	// Listener, when set, is used as is; otherwise BindAddress:Port is bound.
+	Listener    net.Listener
+	BindAddress net.IP
+	Port        int
+	// AdvertiseAddress is the address clients and the kubernetes Service use.
+	AdvertiseAddress net.IP
+	// ServiceClusterIPRange is where Service cluster IPs come from; its
+	// first address is the kubernetes Service's.
+	ServiceClusterIPRange *net.IPNet
+	// ExtraSANs are more DNS names for the serving certificate.
+	ExtraSANs []string
+
+	EtcdServers                           []string
+	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
+	// UnsafeNoFsync speeds up tests; never on for `devplane up`.
+	UnsafeNoFsync bool
+
+	// TokenAuthFile is a CSV of static bearer tokens (optional).
+	TokenAuthFile string
+
+	Logger *slog.Logger
+}
+
+// ControlPlane is a started (not yet serving) devplane.
+type ControlPlane struct {
+	opts     Options
+	logger   *slog.Logger
+	Certs    *certs.Bundle
+	Etcd     embedded.Etcd
+	listener net.Listener
+
+	Aggregator *server.GenericAPIServer
+	Core       *server.GenericAPIServer
+	Extensions *server.GenericAPIServer
+	prepared   atomic.Pointer[server.PreparedServer]
+
+	steps     *steps
+	stopOnce  sync.Once
+	startedAt time.Time
+}
+
+// New prepares certificates, starts etcd and builds the server chain. It
+// does not serve yet: call Run. Each step is reported by Steps() so the
+// dashboard can show start-up as it happens.
+func New(ctx context.Context, opts Options) (*ControlPlane, error) {
+	cp := &ControlPlane{opts: opts, logger: opts.Logger, steps: newSteps(), startedAt: time.Now()}
+	if cp.logger == nil {
+		cp.logger = slog.Default()
+	}
+	if err := cp.validate(); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			cp.stopStorage()
+		}
+	}()
+
+	if err := cp.steps.run("certificates", func() error { return cp.ensureCerts() }); err != nil {
+		return nil, err
+	}
+	if err := cp.steps.run("etcd", func() (err error) {
+		cp.Etcd, err = embedded.Start(ctx, embedded.Options{
+			DataDir:       filepath.Join(opts.DataDir, "etcd"),
+			Servers:       opts.EtcdServers,
+			CAFile:        opts.EtcdCAFile,
+			CertFile:      opts.EtcdCertFile,
+			KeyFile:       opts.EtcdKeyFile,
+			Logger:        cp.logger.With("component", "etcd"),
+			UnsafeNoFsync: opts.UnsafeNoFsync,
+		})
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := cp.listen(); err != nil {
+		return nil, err
+	}
+	if err := cp.buildChain(); err != nil {
+		return nil, err
+	}
+	ok = true
+	return cp, nil
+}
+
+func (cp *ControlPlane) validate() error {
+	var errs []error
+	if cp.opts.DataDir == "" {
+		errs = append(errs, errors.New("a data directory is required"))
+	}
+	if cp.opts.ServiceClusterIPRange == nil {
+		errs = append(errs, errors.New("a service cluster IP range is required"))
+	}
+	return errors.Join(errs...)
+}
+
+func (cp *ControlPlane) ensureCerts() error {
+	ips := []net.IP{FirstServiceIP(cp.opts.ServiceClusterIPRange)}
+	for _, ip := range []net.IP{cp.opts.BindAddress, cp.opts.AdvertiseAddress} {
+		if ip != nil && !ip.IsUnspecified() {
+			ips = append(ips, ip)
+		}
+	}
+	b, err := certs.Ensure(certs.Options{
+		Dir:      filepath.Join(cp.opts.DataDir, "pki"),
+		DNSNames: cp.opts.ExtraSANs,
+		IPs:      ips,
+		Logger:   cp.logger.With("component", "certs"),
+	})
+	cp.Certs = b
+	return err
+}
+
+func (cp *ControlPlane) listen() error {
+	if cp.opts.Listener != nil {
+		cp.listener = cp.opts.Listener
+		return nil
+	}
+	addr := net.JoinHostPort(cp.opts.BindAddress.String(), strconv.Itoa(cp.opts.Port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s: %w", addr, err)
+	}
+	cp.listener = ln
+	return nil
+}
+
+func (cp *ControlPlane) buildChain() error {
+	serving, err := cp.Certs.Serving.TLSCertificate()
+	if err != nil {
+		return err
+	}
+	authenticators := authn.Union{authn.ClientCert{}}
+	if cp.opts.TokenAuthFile != "" {
+		tokens, err := authn.LoadTokenFile(cp.opts.TokenAuthFile)
+		if err != nil {
+			return fmt.Errorf("--token-auth-file: %w", err)
+		}
+		authenticators = append(authenticators, tokens)
+	}
+	config := func(name string) server.CompletedConfig {
+		c := &server.Config{
+			Name:          name,
+			Logger:        cp.logger,
+			Listener:      cp.listener,
+			ServingCert:   serving,
+			ClientCA:      cp.Certs.CAPool(),
+			Authenticator: authenticators,
+		}
+		return c.Complete()
+	}
+
+	if cp.Extensions, err = config(ExtensionsName).New(server.NewNotFound()); err != nil {
+		return err
+	}
+	if cp.Core, err = config(CoreName).New(cp.Extensions); err != nil {
+		return err
+	}
+	if err := cp.installCore(); err != nil {
+		return err
+	}
+	if cp.Aggregator, err = config(AggregatorName).New(cp.Core); err != nil {
+		return err
+	}
+	return nil
+}
+
+// installCore adds what the core server serves beyond the generic parts.
+func (cp *ControlPlane) installCore() error {
+	etcdCheck := func(name string) healthz.Checker {
+		return healthz.NamedCheck(name, func(r *http.Request) error {
+			ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+			defer cancel()
+			return cp.Etcd.Ready(ctx)
+		})
+	}
+	if err := cp.Core.AddHealthChecks(etcdCheck("etcd")); err != nil {
+		return err
+	}
+	if err := cp.Core.AddReadyzChecks(etcdCheck("etcd-readiness")); err != nil {
+		return err
+	}
+	// Keep the etcd history bounded; the watch cache survives compaction.
+	return cp.Core.AddPostStartHook("start-etcd-compactor", func(ctx context.Context) error {
+		go storage.StartCompactor(ctx, cp.Etcd.Client(), CompactionInterval, cp.logger.With("component", "compactor"))
+		return nil
+	})
+}
+
+// CompactionInterval is how often etcd history older than one interval is
+// compacted away (kube-apiserver's default).
+const CompactionInterval = 5 * time.Minute
+
+// URL is where clients reach the API.
+func (cp *ControlPlane) URL() string {
+	host := cp.opts.AdvertiseAddress
+	if host == nil || host.IsUnspecified() {
+		host = net.IPv4(127, 0, 0, 1)
+	}
+	return "https://" + net.JoinHostPort(host.String(), strconv.Itoa(cp.Port()))
+}
+
+// Port is the port the API listens on (resolved when Options.Port was 0).
+func (cp *ControlPlane) Port() int {
+	return cp.listener.Addr().(*net.TCPAddr).Port
+}
+
+// Run serves until ctx ends, then shuts down gracefully and stops etcd last.
+func (cp *ControlPlane) Run(ctx context.Context) error {
+	prepared, err := cp.Aggregator.PrepareRun()
+	if err != nil {
+		cp.stopStorage()
+		return err
+	}
+	cp.prepared.Store(prepared)
+	runErr := prepared.Run(ctx)
+	cp.stopStorage()
+	return runErr
+}
+
+// Handler is the filtered head handler, available after Run started
+// (nil before): in-process callers that do not want TLS use it.
+func (cp *ControlPlane) Handler() http.Handler {
+	p := cp.prepared.Load()
+	if p == nil {
+		return nil
+	}
+	return p.Handler()
+}
+
+func (cp *ControlPlane) stopStorage() {
+	cp.stopOnce.Do(func() {
+		if cp.Etcd != nil {
+			if err := cp.Etcd.Stop(); err != nil {
+				cp.logger.Error("stopping etcd", "err", err)
+			} else {
+				cp.logger.Info("etcd stopped")
+			}
+		}
+		if cp.listener != nil {
+			_ = cp.listener.Close()
+		}
+	})
+}
+
+// FirstServiceIP is the first usable address of the service range, which
+// the kubernetes Service gets (10.0.0.1 for 10.0.0.0/24).
+func FirstServiceIP(cidr *net.IPNet) net.IP {
+	ip := make(net.IP, len(cidr.IP))
+	copy(ip, cidr.IP)
+	if v4 := ip.To4(); v4 != nil {
+		ip = v4
+	}
+	for i := len(ip) - 1; i >= 0; i-- {
+		ip[i]++
+		if ip[i] != 0 {
+			break
+		}
+	}
+	return ip
+}

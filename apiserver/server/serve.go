@@ -1,0 +1,174 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"golang.org/x/net/http2"
+
+	"github.com/devplane/devplane/apiserver/filters"
+	"github.com/devplane/devplane/apiserver/healthz"
+	"github.com/devplane/devplane/apiserver/version"
+)
+
+// PreparedServer is a head-of-chain server ready to Run.
+type PreparedServer struct {
+	*GenericAPIServer
+	handler         http.Handler
+	stopLongRunning chan struct{}
+}
+
+// PrepareRun installs the endpoints every head serves (/healthz, /livez,
+// /readyz, /version) and builds the filter chain. Call it on the head only.
+func (s *GenericAPIServer) PrepareRun() (*PreparedServer, error) {
+	if s.prepared {
+		return nil, fmt.Errorf("PrepareRun called twice on %s", s.name)
+	}
+	s.prepared = true
+	if err := s.AddHealthChecks(healthz.Ping, healthz.Log); err != nil {
+		return nil, err
+	}
+	if err := s.readyz.Add(healthz.NamedCheck("shutdown", func(*http.Request) error {
+		select {
+		case <-s.shutdownStarted:
+			return errors.New("server is shutting down")
+		default:
+			return nil
+		}
+	})); err != nil {
+		return nil, err
+	}
+	for _, set := range []*healthz.Set{s.healthz, s.livez, s.readyz} {
+		name := "/" + setName(set, s)
+		s.Handle(name, set)
+		s.Handle(name+"/*check", set)
+	}
+	s.Handle("/version", http.HandlerFunc(serveVersion))
+
+	p := &PreparedServer{GenericAPIServer: s, stopLongRunning: make(chan struct{})}
+	c := s.config
+	allowAnonymous := func(r *http.Request) bool { return filters.AnonymousAllowed(r.URL.Path) }
+	var h http.Handler = s.router
+	h = filters.WithLongRunningStop(h, p.stopLongRunning)
+	h = filters.WithTimeout(h, c.RequestTimeout)
+	h = filters.WithMaxInFlight(h, c.MaxRequestsInFlight, c.MaxMutatingRequestsInFlight)
+	h = filters.WithAuthentication(h, c.Authenticator, allowAnonymous, s.logger)
+	h = filters.WithLogging(h, s.logger)
+	h = filters.WithRequestInfo(h)
+	h = filters.WithPanicRecovery(h, s.logger)
+	p.handler = h
+	return p, nil
+}
+
+func setName(set *healthz.Set, s *GenericAPIServer) string {
+	switch set {
+	case s.healthz:
+		return "healthz"
+	case s.livez:
+		return "livez"
+	default:
+		return "readyz"
+	}
+}
+
+func serveVersion(w http.ResponseWriter, _ *http.Request) {
+	body, _ := json.MarshalIndent(version.Get(), "", "  ")
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(body)
+}
+
+// Handler is the full filtered handler (for in-process tests).
+func (p *PreparedServer) Handler() http.Handler { return p.handler }
+
+// Run serves TLS + HTTP/2 on the configured listener until ctx ends, then
+// shuts down gracefully: /readyz fails at once, after ShutdownDelay the
+// listener closes, in-flight requests drain (bounded), watches are ended,
+// pre-shutdown hooks run. onListening (may be nil) is called once serving.
+func (p *PreparedServer) Run(ctx context.Context) error {
+	c := p.config
+	if c.Listener == nil {
+		return fmt.Errorf("%s: no listener configured", p.name)
+	}
+	tlsConfig := &tls.Config{
+		MinVersion:   tls.VersionTLS12,
+		Certificates: []tls.Certificate{c.ServingCert},
+		ClientAuth:   tls.VerifyClientCertIfGiven,
+		ClientCAs:    c.ClientCA,
+		NextProtos:   []string{"h2", "http/1.1"},
+	}
+	srv := &http.Server{
+		Handler:           p.handler,
+		TLSConfig:         tlsConfig,
+		MaxHeaderBytes:    1 << 20,
+		ReadHeaderTimeout: 32 * time.Second,
+		IdleTimeout:       90 * time.Second,
+		ErrorLog:          nil,
+	}
+	// As kube-apiserver: many streams per connection, with frames and
+	// buffers large enough for big lists without flow-control stalls.
+	const frame = 256 << 10
+	if err := http2.ConfigureServer(srv, &http2.Server{
+		MaxConcurrentStreams:         uint32(c.HTTP2MaxStreamsPerConnection),
+		MaxReadFrameSize:             frame,
+		MaxUploadBufferPerStream:     frame,
+		MaxUploadBufferPerConnection: int32(frame * c.HTTP2MaxStreamsPerConnection),
+		IdleTimeout:                  90 * time.Second,
+	}); err != nil {
+		return fmt.Errorf("configuring HTTP/2: %w", err)
+	}
+	ln := tls.NewListener(keepAliveListener{c.Listener.(*net.TCPListener)}, srv.TLSConfig)
+
+	hookCtx, cancelHooks := context.WithCancel(context.Background())
+	defer cancelHooks()
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	p.runPostStartHooks(hookCtx)
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("%s stopped serving: %w", p.name, err)
+	case <-ctx.Done():
+	}
+
+	p.shutdownOnce.Do(func() { close(p.shutdownStarted) })
+	p.logger.Info("shutting down: readyz now failing")
+	if c.ShutdownDelay > 0 {
+		time.Sleep(c.ShutdownDelay)
+	}
+	// Watches never end on their own: end them so the drain can finish.
+	close(p.stopLongRunning)
+	drainCtx, cancel := context.WithTimeout(context.Background(), c.ShutdownTimeout)
+	defer cancel()
+	err := srv.Shutdown(drainCtx)
+	if err != nil {
+		p.logger.Warn("in-flight requests did not drain in time", "err", err)
+		_ = srv.Close()
+	}
+	cancelHooks()
+	for _, h := range p.preShutdownHooks {
+		if herr := h.Fn(); herr != nil {
+			p.logger.Error("pre-shutdown hook failed", "hook", h.Name, "err", herr)
+		}
+	}
+	p.logger.Info("listener closed, requests drained")
+	return nil
+}
+
+// keepAliveListener turns on TCP keep-alive so dead clients are noticed.
+type keepAliveListener struct{ *net.TCPListener }
+
+func (l keepAliveListener) Accept() (net.Conn, error) {
+	c, err := l.AcceptTCP()
+	if err != nil {
+		return nil, err
+	}
+	_ = c.SetKeepAlive(true)
+	_ = c.SetKeepAlivePeriod(3 * time.Minute)
+	return c, nil
+}
