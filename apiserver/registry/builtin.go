@@ -1,0 +1,83 @@
+package registry
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+
+	"github.com/devplane/devplane/apiserver/builtin"
+	"github.com/devplane/devplane/apiserver/storage"
+)
+
+// eventTTLSeconds is how long events live, as kube-apiserver's default
+// --event-ttl of one hour.
+const eventTTLSeconds = 3600
+
+// StorageConfig is the storage configuration of a built-in kind: protobuf
+// in etcd under the kind's storage prefix.
+func StorageConfig(k builtin.Kind) storage.Config {
+	pb := protobuf.NewSerializer(builtin.Scheme, builtin.Scheme)
+	return storage.Config{
+		Resource:       k.GroupVersion.WithResource(k.Resource).GroupResource(),
+		Codec:          builtin.Codecs.CodecForVersions(pb, pb, k.GroupVersion, k.GroupVersion),
+		NewFunc:        k.New,
+		NewListFunc:    k.NewList,
+		ResourcePrefix: k.StoragePrefix,
+		GetAttrs:       builtin.GetAttrs(k),
+	}
+}
+
+// NewResourceFromBuiltin serves a built-in kind from store (a storage.Store
+// or Cacher made with StorageConfig(k)). Table is left nil for the caller
+// to fill from the printers package.
+func NewResourceFromBuiltin(k builtin.Kind, store storage.Interface) *Resource {
+	gvr := k.GroupVersion.WithResource(k.Resource)
+	var scale *ScaleFuncs
+	if k.Scale != nil {
+		scale = &ScaleFuncs{Get: k.Scale.Get, Set: k.Scale.Set}
+	}
+	attrs := storage.AttrFunc(builtin.GetAttrs(k))
+	supported := builtin.SupportedFields(k)
+	_, isCoreEvent := k.New().(*corev1.Event)
+	_, isEvent := k.New().(*eventsv1.Event)
+	ttl := int64(0)
+	if isCoreEvent || isEvent {
+		ttl = eventTTLSeconds
+	}
+	_, isPod := k.New().(*corev1.Pod)
+	_, isNamespace := k.New().(*corev1.Namespace)
+	return &Resource{
+		GVR:        gvr,
+		Kind:       k.Kind,
+		ListKind:   k.ListKind,
+		Singular:   k.Singular,
+		ShortNames: k.ShortNames,
+		Categories: k.Categories,
+		Namespaced: k.Namespaced,
+		Verbs:      DefaultVerbs,
+		HasStatus:  k.HasStatus,
+		Scale:      scale,
+		New:        k.New,
+		NewList:    k.NewList,
+		Store: &Store{
+			Resource:            gvr.GroupResource(),
+			Kind:                k.GroupVersion.WithKind(k.Kind),
+			Namespaced:          k.Namespaced,
+			HasStatus:           k.HasStatus,
+			Storage:             store,
+			KeyPrefix:           k.StoragePrefix,
+			NewFunc:             k.New,
+			NewListFunc:         k.NewList,
+			Default:             k.Default,
+			Validate:            k.Validate,
+			ValidateUpdate:      k.ValidateUpdate,
+			GetAttrs:            attrs,
+			SupportedFields:     supported,
+			Scale:               scale,
+			TTL:                 ttl,
+			ReturnDeletedObject: isPod || isNamespace,
+		},
+		GetAttrs:        attrs,
+		SupportedFields: supported,
+	}
+}

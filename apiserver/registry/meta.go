@@ -1,0 +1,93 @@
+package registry
+
+import (
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// copyStatus sets dst's status to src's. Typed objects carry it in a
+// Status field; unstructured ones under "status".
+func copyStatus(dst, src runtime.Object) {
+	if du, ok := dst.(*unstructured.Unstructured); ok {
+		su, ok := src.(*unstructured.Unstructured)
+		if !ok {
+			return
+		}
+		if st, found := su.Object["status"]; found {
+			du.Object["status"] = runtime.DeepCopyJSONValue(st)
+		} else {
+			delete(du.Object, "status")
+		}
+		return
+	}
+	dv, sv := structOf(dst), structOf(src)
+	if !dv.IsValid() || !sv.IsValid() || dv.Type() != sv.Type() {
+		return
+	}
+	df, sf := dv.FieldByName("Status"), sv.FieldByName("Status")
+	if df.IsValid() && df.CanSet() {
+		df.Set(sf)
+	}
+}
+
+func setResourceVersionFrom(dst, src runtime.Object) {
+	d, err1 := meta.Accessor(dst)
+	s, err2 := meta.Accessor(src)
+	if err1 == nil && err2 == nil {
+		d.SetResourceVersion(s.GetResourceVersion())
+	}
+}
+
+func structOf(obj runtime.Object) reflect.Value {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return reflect.Value{}
+	}
+	v = v.Elem()
+	if v.Kind() != reflect.Struct {
+		return reflect.Value{}
+	}
+	return v
+}
+
+// specChanged reports whether anything but metadata and status differs:
+// the change that bumps metadata.generation.
+func specChanged(a, b runtime.Object) bool {
+	if au, ok := a.(*unstructured.Unstructured); ok {
+		bu, ok := b.(*unstructured.Unstructured)
+		if !ok {
+			return true
+		}
+		strip := func(m map[string]interface{}) map[string]interface{} {
+			out := make(map[string]interface{}, len(m))
+			for k, v := range m {
+				switch k {
+				case "metadata", "status", "apiVersion", "kind":
+				default:
+					out[k] = v
+				}
+			}
+			return out
+		}
+		return !equality.Semantic.DeepEqual(strip(au.Object), strip(bu.Object))
+	}
+	av, bv := structOf(a), structOf(b)
+	if !av.IsValid() || !bv.IsValid() || av.Type() != bv.Type() {
+		return true
+	}
+	t := av.Type()
+	for i := 0; i < t.NumField(); i++ {
+		switch t.Field(i).Name {
+		case "TypeMeta", "ObjectMeta", "Status":
+			continue
+		}
+		if !equality.Semantic.DeepEqual(av.Field(i).Interface(), bv.Field(i).Interface()) {
+			return true
+		}
+	}
+	return false
+}

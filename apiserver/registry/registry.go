@@ -1,0 +1,172 @@
+// Package registry holds the set of resources the API serves and the
+// generic REST store that gives each of them Kubernetes' semantics on top
+// of storage.Interface.
+package registry
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/devplane/devplane/apiserver/storage"
+)
+
+// TableConvertor renders objects as a metav1.Table (kubectl get). The
+// printers package provides one per built-in resource.
+type TableConvertor interface {
+	ConvertToTable(ctx context.Context, obj runtime.Object, opts *metav1.TableOptions) (*metav1.Table, error)
+}
+
+// ScaleFuncs expose a kind's replicas as an autoscaling/v1 Scale.
+type ScaleFuncs struct {
+	Get func(obj runtime.Object) *autoscalingv1.Scale
+	Set func(obj runtime.Object, replicas int32)
+}
+
+// Resource describes one served group/version/resource. It is immutable
+// once added to a Registry; replace it with Add to change it.
+type Resource struct {
+	GVR        schema.GroupVersionResource
+	Kind       string
+	ListKind   string
+	Singular   string
+	ShortNames []string
+	Categories []string
+	Namespaced bool
+	Verbs      []string
+	HasStatus  bool
+	Scale      *ScaleFuncs // nil: no scale subresource
+	New        func() runtime.Object
+	NewList    func() runtime.Object
+
+	Store           *Store
+	Table           TableConvertor // nil: a default NAME/AGE table
+	GetAttrs        storage.AttrFunc
+	SupportedFields []string
+}
+
+// GroupVersionKind is the kind of the resource's objects.
+func (r *Resource) GroupVersionKind() schema.GroupVersionKind {
+	return r.GVR.GroupVersion().WithKind(r.Kind)
+}
+
+// Subresources lists the served subresources ("status", "scale",
+// "finalize") in discovery order.
+func (r *Resource) Subresources() []string {
+	var subs []string
+	if r.HasStatus {
+		subs = append(subs, "status")
+	}
+	if r.Scale != nil {
+		subs = append(subs, "scale")
+	}
+	if r.GVR.Group == "" && r.GVR.Resource == "namespaces" {
+		subs = append(subs, "finalize")
+	}
+	return subs
+}
+
+// DefaultVerbs are the verbs of a resource served by the generic store.
+var DefaultVerbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+
+// Registry is the set of served resources. Reads are lock-free: they load
+// an immutable snapshot; writers copy it, change the copy and swap it in.
+type Registry struct {
+	mu        sync.Mutex // serializes writers
+	snapshot  atomic.Pointer[snapshot]
+	listeners []func()
+}
+
+type snapshot struct {
+	byGVR   map[schema.GroupVersionResource]*Resource
+	ordered []*Resource
+}
+
+// New returns an empty Registry.
+func New() *Registry {
+	r := &Registry{}
+	r.snapshot.Store(&snapshot{byGVR: map[schema.GroupVersionResource]*Resource{}})
+	return r
+}
+
+// Add serves res, replacing any resource with the same GVR, and tells the
+// OnChange listeners.
+func (r *Registry) Add(res *Resource) {
+	if res.Store != nil {
+		res.Store.registry = r
+	}
+	r.update(func(m map[schema.GroupVersionResource]*Resource) { m[res.GVR] = res })
+}
+
+// Remove stops serving gvr.
+func (r *Registry) Remove(gvr schema.GroupVersionResource) {
+	r.update(func(m map[schema.GroupVersionResource]*Resource) { delete(m, gvr) })
+}
+
+func (r *Registry) update(change func(map[schema.GroupVersionResource]*Resource)) {
+	r.mu.Lock()
+	old := r.snapshot.Load()
+	next := make(map[schema.GroupVersionResource]*Resource, len(old.byGVR)+1)
+	for k, v := range old.byGVR {
+		next[k] = v
+	}
+	change(next)
+	ordered := make([]*Resource, 0, len(next))
+	for _, v := range next {
+		ordered = append(ordered, v)
+	}
+	sort.Slice(ordered, func(i, j int) bool { return lessGVR(ordered[i].GVR, ordered[j].GVR) })
+	r.snapshot.Store(&snapshot{byGVR: next, ordered: ordered})
+	listeners := append([]func(){}, r.listeners...)
+	r.mu.Unlock()
+	for _, l := range listeners {
+		l()
+	}
+}
+
+// lessGVR orders the core group first, then groups, versions and resources
+// alphabetically.
+func lessGVR(a, b schema.GroupVersionResource) bool {
+	if a.Group != b.Group {
+		return a.Group < b.Group
+	}
+	if a.Version != b.Version {
+		return a.Version < b.Version
+	}
+	return a.Resource < b.Resource
+}
+
+// Lookup finds the resource served at group/version/resource.
+func (r *Registry) Lookup(group, version, resource string) (*Resource, bool) {
+	res, ok := r.snapshot.Load().byGVR[schema.GroupVersionResource{Group: group, Version: version, Resource: resource}]
+	return res, ok
+}
+
+// Resources returns every served resource, ordered by group, version and
+// resource. The slice is shared: do not modify it.
+func (r *Registry) Resources() []*Resource {
+	return r.snapshot.Load().ordered
+}
+
+// ServesGroupVersion reports whether any resource is served in gv.
+func (r *Registry) ServesGroupVersion(gv schema.GroupVersion) bool {
+	for _, res := range r.Resources() {
+		if res.GVR.GroupVersion() == gv {
+			return true
+		}
+	}
+	return false
+}
+
+// OnChange registers f to run after every Add or Remove (outside locks).
+func (r *Registry) OnChange(f func()) {
+	r.mu.Lock()
+	r.listeners = append(r.listeners, f)
+	r.mu.Unlock()
+}

@@ -1,0 +1,699 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/devplane/devplane/apiserver/storage"
+)
+
+// Store is the generic REST store: it turns API requests on one resource
+// into storage operations with kube-apiserver's semantics (system metadata,
+// defaulting, validation, finalizers, dry run, subresources).
+type Store struct {
+	Resource   schema.GroupResource
+	Kind       schema.GroupVersionKind
+	Namespaced bool
+	HasStatus  bool
+	Storage    storage.Interface
+	// KeyPrefix is the resource's etcd prefix, without trailing slash.
+	KeyPrefix   string
+	NewFunc     func() runtime.Object
+	NewListFunc func() runtime.Object
+
+	// Default, Validate and ValidateUpdate are the kind's strategy; nil
+	// means nothing to do.
+	Default        func(obj runtime.Object)
+	Validate       func(obj runtime.Object) field.ErrorList
+	ValidateUpdate func(obj, old runtime.Object) field.ErrorList
+
+	GetAttrs        storage.AttrFunc
+	SupportedFields []string
+	Scale           *ScaleFuncs
+	// TTL > 0 makes objects expire after that many seconds (events).
+	TTL int64
+	// AllowCreateOnUpdate lets PUT create a missing object.
+	AllowCreateOnUpdate bool
+	// ReturnDeletedObject answers an immediate delete with the object
+	// rather than a Success Status (pods, namespaces do this in kube).
+	ReturnDeletedObject bool
+
+	// registry finds the namespaces store for the namespace checks on
+	// create; set by Registry.Add.
+	registry *Registry
+}
+
+// Key is the etcd key of an object.
+func (s *Store) Key(namespace, name string) string {
+	if s.Namespaced {
+		return s.KeyPrefix + "/" + namespace + "/" + name
+	}
+	return s.KeyPrefix + "/" + name
+}
+
+func (s *Store) listKey(namespace string) string {
+	if s.Namespaced && namespace != "" {
+		return s.KeyPrefix + "/" + namespace + "/"
+	}
+	return s.KeyPrefix + "/"
+}
+
+func (s *Store) isNamespaces() bool {
+	return s.Resource.Group == "" && s.Resource.Resource == "namespaces"
+}
+
+// Get returns one object.
+func (s *Store) Get(ctx context.Context, namespace, name string, opts metav1.GetOptions) (runtime.Object, error) {
+	if err := s.checkScope(namespace); err != nil {
+		return nil, err
+	}
+	out := s.NewFunc()
+	if err := s.Storage.Get(ctx, s.Key(namespace, name), storage.GetOptions{ResourceVersion: opts.ResourceVersion}, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// checkScope rejects a namespace on cluster-scoped resources; namespaced
+// ones accept "" (all namespaces) for reads.
+func (s *Store) checkScope(namespace string) error {
+	if !s.Namespaced && namespace != "" && !s.isNamespaces() {
+		return apierrors.NewNotFound(s.Resource, "")
+	}
+	return nil
+}
+
+// Predicate turns list options into a storage selection predicate,
+// rejecting field selectors on fields the resource cannot select by.
+func (s *Store) Predicate(opts metav1.ListOptions) (storage.SelectionPredicate, error) {
+	pred := storage.SelectionPredicate{GetAttrs: s.GetAttrs, Limit: opts.Limit, Continue: opts.Continue}
+	if opts.LabelSelector != "" {
+		sel, err := labels.Parse(opts.LabelSelector)
+		if err != nil {
+			return pred, apierrors.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
+		}
+		pred.Label = sel
+	}
+	if opts.FieldSelector != "" {
+		sel, err := fields.ParseSelector(opts.FieldSelector)
+		if err != nil {
+			return pred, apierrors.NewBadRequest(err.Error())
+		}
+		for _, r := range sel.Requirements() {
+			if !s.supportsField(r.Field) {
+				return pred, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", r.Field))
+			}
+		}
+		pred.Field = sel
+	}
+	return pred, nil
+}
+
+func (s *Store) supportsField(f string) bool {
+	if f == "metadata.name" || f == "metadata.namespace" {
+		return true
+	}
+	for _, sf := range s.SupportedFields {
+		if sf == f {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Store) storageListOptions(namespace string, opts metav1.ListOptions) (storage.ListOptions, string, error) {
+	pred, err := s.Predicate(opts)
+	if err != nil {
+		return storage.ListOptions{}, "", err
+	}
+	lo := storage.ListOptions{
+		ResourceVersion:      opts.ResourceVersion,
+		ResourceVersionMatch: opts.ResourceVersionMatch,
+		Predicate:            pred,
+		Recursive:            true,
+		ProgressNotify:       opts.AllowWatchBookmarks,
+		SendInitialEvents:    opts.SendInitialEvents,
+	}
+	key := s.listKey(namespace)
+	// A selector on one name reads one key, as kube does.
+	if pred.Field != nil && (namespace != "" || !s.Namespaced) {
+		if name, ok := pred.Field.RequiresExactMatch("metadata.name"); ok && name != "" {
+			lo.Recursive = false
+			key = s.Key(namespace, name)
+		}
+	}
+	return lo, key, nil
+}
+
+// List returns the objects in namespace ("" for all) that match opts.
+func (s *Store) List(ctx context.Context, namespace string, opts metav1.ListOptions) (runtime.Object, error) {
+	if err := s.checkScope(namespace); err != nil {
+		return nil, err
+	}
+	lo, key, err := s.storageListOptions(namespace, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := s.NewListFunc()
+	if err := s.Storage.GetList(ctx, key, lo, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Watch streams changes to the objects in namespace that match opts.
+func (s *Store) Watch(ctx context.Context, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
+	if err := s.checkScope(namespace); err != nil {
+		return nil, err
+	}
+	lo, key, err := s.storageListOptions(namespace, opts)
+	if err != nil {
+		return nil, err
+	}
+	return s.Storage.Watch(ctx, key, lo)
+}
+
+const generateNameChars = "bcdfghjklmnpqrstvwxz2456789"
+
+// generatedNameAttempts bounds retries when a generated name is taken.
+const generatedNameAttempts = 5
+
+func generateName(base string) string {
+	const maxBase = 63 - 5
+	if len(base) > maxBase {
+		base = base[:maxBase]
+	}
+	b := make([]byte, 5)
+	for i := range b {
+		b[i] = generateNameChars[rand.IntN(len(generateNameChars))]
+	}
+	return base + string(b)
+}
+
+// Create stores a new object in namespace, filling system metadata.
+func (s *Store) Create(ctx context.Context, namespace string, obj runtime.Object, opts metav1.CreateOptions) (runtime.Object, error) {
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if err := s.setNamespace(acc, namespace); err != nil {
+		return nil, err
+	}
+	if acc.GetName() == "" && acc.GetGenerateName() == "" {
+		return nil, apierrors.NewInvalid(s.Kind.GroupKind(), "", field.ErrorList{
+			field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
+	}
+	if acc.GetResourceVersion() != "" {
+		return nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
+	}
+	if s.Namespaced {
+		if err := s.checkNamespaceAcceptsContent(ctx, acc.GetNamespace()); err != nil {
+			return nil, err
+		}
+	}
+	generated := acc.GetName() == ""
+	for attempt := 0; ; attempt++ {
+		if generated {
+			acc.SetName(generateName(acc.GetGenerateName()))
+		}
+		out, err := s.createOnce(ctx, obj, acc, opts)
+		if generated && apierrors.IsAlreadyExists(err) && attempt < generatedNameAttempts {
+			continue
+		}
+		return out, err
+	}
+}
+
+func (s *Store) createOnce(ctx context.Context, obj runtime.Object, acc metav1.Object, opts metav1.CreateOptions) (runtime.Object, error) {
+	acc.SetUID(types.UID(uuid.NewString()))
+	acc.SetCreationTimestamp(metav1.Now())
+	acc.SetGeneration(1)
+	acc.SetDeletionTimestamp(nil)
+	acc.SetDeletionGracePeriodSeconds(nil)
+	acc.SetSelfLink("")
+	if s.Default != nil {
+		s.Default(obj)
+	}
+	if s.Validate != nil {
+		if errs := s.Validate(obj); len(errs) > 0 {
+			return nil, apierrors.NewInvalid(s.Kind.GroupKind(), acc.GetName(), errs)
+		}
+	}
+	if isDryRun(opts.DryRun) {
+		return obj, nil
+	}
+	out := s.NewFunc()
+	if err := s.Storage.Create(ctx, s.Key(acc.GetNamespace(), acc.GetName()), obj, out, s.TTL); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// setNamespace makes the object's namespace agree with the request's.
+func (s *Store) setNamespace(acc metav1.Object, namespace string) error {
+	if !s.Namespaced {
+		acc.SetNamespace("")
+		return nil
+	}
+	if namespace == "" {
+		return apierrors.NewBadRequest("the namespace of the object is required for " + s.Resource.String())
+	}
+	switch acc.GetNamespace() {
+	case "":
+		acc.SetNamespace(namespace)
+	case namespace:
+	default:
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	return nil
+}
+
+// checkNamespaceAcceptsContent: new objects need an existing namespace that
+// is not being deleted. The cache-served read is tried first; a miss is
+// confirmed with a consistent read (a namespace created a moment ago).
+func (s *Store) checkNamespaceAcceptsContent(ctx context.Context, namespace string) error {
+	if s.registry == nil {
+		return nil
+	}
+	nsRes, ok := s.registry.Lookup("", "v1", "namespaces")
+	if !ok || nsRes.Store == nil {
+		return nil
+	}
+	ns := &corev1.Namespace{}
+	err := nsRes.Store.Storage.Get(ctx, nsRes.Store.Key("", namespace), storage.GetOptions{ResourceVersion: "0"}, ns)
+	if apierrors.IsNotFound(err) {
+		err = nsRes.Store.Storage.Get(ctx, nsRes.Store.Key("", namespace), storage.GetOptions{}, ns)
+	}
+	if apierrors.IsNotFound(err) {
+		return apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, namespace)
+	}
+	if err != nil {
+		return err
+	}
+	if ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating {
+		return apierrors.NewForbidden(s.Resource, "", fmt.Errorf(
+			"unable to create new content in namespace %s because it is being terminated", namespace))
+	}
+	return nil
+}
+
+func isDryRun(dryRun []string) bool {
+	for _, d := range dryRun {
+		if d == metav1.DryRunAll {
+			return true
+		}
+	}
+	return false
+}
+
+// TransformFunc computes the requested object from the current one (PUT
+// returns the body, PATCH applies the patch). It must not modify current.
+type TransformFunc func(ctx context.Context, current runtime.Object) (runtime.Object, error)
+
+// Update replaces an object (subresource "" ), its status ("status") or, for
+// namespaces, its spec.finalizers ("finalize"). It returns the stored
+// object and whether it was created.
+func (s *Store) Update(ctx context.Context, namespace, name, subresource string, transform TransformFunc,
+	opts metav1.UpdateOptions) (runtime.Object, bool, error) {
+	if err := s.checkScope(namespace); err != nil {
+		return nil, false, err
+	}
+	key := s.Key(namespace, name)
+	wasCreated := false
+	tryUpdate := func(current runtime.Object) (runtime.Object, error) {
+		curAcc, err := meta.Accessor(current)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		created := curAcc.GetCreationTimestamp()
+		missing := created.IsZero() && curAcc.GetUID() == ""
+		if missing && (subresource != "" || !s.AllowCreateOnUpdate) {
+			return nil, apierrors.NewNotFound(s.Resource, name)
+		}
+		requested, err := transform(ctx, current.DeepCopyObject())
+		if err != nil {
+			return nil, err
+		}
+		acc, err := meta.Accessor(requested)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		if acc.GetName() != name {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf(
+				"the name of the object (%s) does not match the name on the URL (%s)", acc.GetName(), name))
+		}
+		if s.Namespaced {
+			if err := s.setNamespace(acc, namespace); err != nil {
+				return nil, err
+			}
+		} else {
+			acc.SetNamespace("")
+		}
+		if missing {
+			wasCreated = true
+			acc.SetResourceVersion("")
+			if s.Namespaced {
+				if err := s.checkNamespaceAcceptsContent(ctx, namespace); err != nil {
+					return nil, err
+				}
+			}
+			if _, err := s.createOnce(ctx, requested, acc, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+				return nil, err
+			}
+			return requested, nil
+		}
+		if rv := acc.GetResourceVersion(); rv != "" && rv != curAcc.GetResourceVersion() {
+			return nil, conflict(s.Resource, name)
+		}
+		return s.prepareUpdate(requested, current, subresource)
+	}
+
+	if isDryRun(opts.DryRun) {
+		current := s.NewFunc()
+		err := s.Storage.Get(ctx, key, storage.GetOptions{}, current)
+		if apierrors.IsNotFound(err) && s.AllowCreateOnUpdate && subresource == "" {
+			err = nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		out, err := tryUpdate(current)
+		return out, wasCreated, err
+	}
+
+	out := s.NewFunc()
+	if err := s.Storage.GuaranteedUpdate(ctx, key, out, s.AllowCreateOnUpdate && subresource == "", nil, tryUpdate); err != nil {
+		return nil, false, err
+	}
+	deleted, err := s.deleteIfFinalized(ctx, key, out)
+	if err != nil {
+		return nil, false, err
+	}
+	if deleted != nil {
+		return deleted, false, nil
+	}
+	return out, wasCreated, nil
+}
+
+func conflict(gr schema.GroupResource, name string) error {
+	return apierrors.NewConflict(gr, name,
+		fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
+}
+
+// prepareUpdate merges the requested object with the current one as kube's
+// strategies do, then defaults and validates it.
+func (s *Store) prepareUpdate(requested, current runtime.Object, subresource string) (runtime.Object, error) {
+	switch subresource {
+	case "status":
+		// Only the status comes from the request.
+		merged := current.DeepCopyObject()
+		copyStatus(merged, requested)
+		setResourceVersionFrom(merged, requested)
+		requested = merged
+	case "finalize":
+		merged := current.DeepCopyObject().(*corev1.Namespace)
+		req, ok := requested.(*corev1.Namespace)
+		if !ok {
+			return nil, apierrors.NewBadRequest("finalize takes a Namespace")
+		}
+		merged.Spec.Finalizers = req.Spec.Finalizers
+		merged.ResourceVersion = req.ResourceVersion
+		requested = merged
+	case "":
+		if s.HasStatus {
+			copyStatus(requested, current)
+		}
+	default:
+		return nil, apierrors.NewNotFound(s.Resource, subresource)
+	}
+	acc, _ := meta.Accessor(requested)
+	old, _ := meta.Accessor(current)
+	// System fields are the server's: restore them from the stored object.
+	if acc.GetUID() == "" {
+		acc.SetUID(old.GetUID())
+	}
+	acc.SetCreationTimestamp(old.GetCreationTimestamp())
+	acc.SetGeneration(old.GetGeneration())
+	if old.GetDeletionTimestamp() != nil {
+		acc.SetDeletionTimestamp(old.GetDeletionTimestamp())
+		acc.SetDeletionGracePeriodSeconds(old.GetDeletionGracePeriodSeconds())
+	} else {
+		acc.SetDeletionTimestamp(nil)
+		acc.SetDeletionGracePeriodSeconds(nil)
+	}
+	acc.SetSelfLink("")
+	if s.Default != nil {
+		s.Default(requested)
+	}
+	if specChanged(requested, current) {
+		acc.SetGeneration(old.GetGeneration() + 1)
+	}
+	var errs field.ErrorList
+	if acc.GetUID() != old.GetUID() {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "uid"), acc.GetUID(), "field is immutable"))
+	}
+	if s.ValidateUpdate != nil {
+		errs = append(errs, s.ValidateUpdate(requested, current)...)
+	}
+	if len(errs) > 0 {
+		return nil, apierrors.NewInvalid(s.Kind.GroupKind(), acc.GetName(), errs)
+	}
+	return requested, nil
+}
+
+// deleteIfFinalized deletes an object whose deletion was waiting for
+// finalizers once the last one is gone, returning its last state.
+func (s *Store) deleteIfFinalized(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
+	acc, err := meta.Accessor(obj)
+	if err != nil || acc.GetDeletionTimestamp() == nil || len(acc.GetFinalizers()) > 0 {
+		return nil, nil
+	}
+	if ns, ok := obj.(*corev1.Namespace); ok && len(ns.Spec.Finalizers) > 0 {
+		return nil, nil
+	}
+	uid, rv := acc.GetUID(), acc.GetResourceVersion()
+	out := s.NewFunc()
+	err = s.Storage.Delete(ctx, key, out, &storage.Preconditions{UID: &uid, ResourceVersion: &rv}, nil)
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		// Someone else deleted or changed it meanwhile; they own the outcome.
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Delete deletes an object, or marks it for deletion when finalizers must
+// run first. deleted reports whether it is gone.
+func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1.DeleteOptions) (obj runtime.Object, deleted bool, err error) {
+	if err := s.checkScope(namespace); err != nil {
+		return nil, false, err
+	}
+	if opts == nil {
+		opts = &metav1.DeleteOptions{}
+	}
+	key := s.Key(namespace, name)
+	var pre *storage.Preconditions
+	if opts.Preconditions != nil {
+		pre = &storage.Preconditions{UID: opts.Preconditions.UID, ResourceVersion: opts.Preconditions.ResourceVersion}
+	}
+	current := s.NewFunc()
+	if err := s.Storage.Get(ctx, key, storage.GetOptions{}, current); err != nil {
+		return nil, false, err
+	}
+	if err := checkPreconditions(s.Resource, name, pre, current); err != nil {
+		return nil, false, err
+	}
+	acc, err := meta.Accessor(current)
+	if err != nil {
+		return nil, false, apierrors.NewInternalError(err)
+	}
+	if acc.GetDeletionTimestamp() != nil && !s.isNamespaces() {
+		// Already terminating: finalizers are at work.
+		return current, false, nil
+	}
+	if s.needsFinalization(current, opts) {
+		out, err := s.markForDeletion(ctx, key, pre, opts)
+		if err != nil || isDryRun(opts.DryRun) {
+			return out, false, err
+		}
+		if gone, err := s.deleteIfFinalized(ctx, key, out); err != nil || gone != nil {
+			return gone, gone != nil, err
+		}
+		return out, false, nil
+	}
+	if isDryRun(opts.DryRun) {
+		return current, true, nil
+	}
+	out := s.NewFunc()
+	if err := s.Storage.Delete(ctx, key, out, pre, nil); err != nil {
+		return nil, false, err
+	}
+	return out, true, nil
+}
+
+func checkPreconditions(gr schema.GroupResource, name string, pre *storage.Preconditions, obj runtime.Object) error {
+	if pre == nil {
+		return nil
+	}
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	if pre.UID != nil && *pre.UID != acc.GetUID() {
+		return apierrors.NewConflict(gr, name,
+			fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *pre.UID, acc.GetUID()))
+	}
+	if pre.ResourceVersion != nil && *pre.ResourceVersion != acc.GetResourceVersion() {
+		return apierrors.NewConflict(gr, name,
+			fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v",
+				*pre.ResourceVersion, acc.GetResourceVersion()))
+	}
+	return nil
+}
+
+// propagationFinalizer is the finalizer a delete's propagation policy adds.
+func propagationFinalizer(opts *metav1.DeleteOptions) string {
+	if opts.PropagationPolicy != nil {
+		switch *opts.PropagationPolicy {
+		case metav1.DeletePropagationOrphan:
+			return metav1.FinalizerOrphanDependents
+		case metav1.DeletePropagationForeground:
+			return metav1.FinalizerDeleteDependents
+		}
+		return ""
+	}
+	if opts.OrphanDependents != nil && *opts.OrphanDependents {
+		return metav1.FinalizerOrphanDependents
+	}
+	return ""
+}
+
+func (s *Store) needsFinalization(obj runtime.Object, opts *metav1.DeleteOptions) bool {
+	acc, _ := meta.Accessor(obj)
+	if len(acc.GetFinalizers()) > 0 || propagationFinalizer(opts) != "" {
+		return true
+	}
+	if ns, ok := obj.(*corev1.Namespace); ok {
+		return len(ns.Spec.Finalizers) > 0 || ns.DeletionTimestamp != nil
+	}
+	return false
+}
+
+// markForDeletion sets deletionTimestamp (and, for namespaces, phase
+// Terminating) and adds the propagation policy's finalizer.
+func (s *Store) markForDeletion(ctx context.Context, key string, pre *storage.Preconditions, opts *metav1.DeleteOptions) (runtime.Object, error) {
+	mark := func(input runtime.Object) (runtime.Object, error) {
+		obj := input.DeepCopyObject()
+		acc, err := meta.Accessor(obj)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		if acc.GetDeletionTimestamp() == nil {
+			now := metav1.NewTime(time.Now().Truncate(time.Second))
+			zero := int64(0)
+			acc.SetDeletionTimestamp(&now)
+			acc.SetDeletionGracePeriodSeconds(&zero)
+		}
+		if f := propagationFinalizer(opts); f != "" {
+			acc.SetFinalizers(withFinalizer(acc.GetFinalizers(), f))
+		}
+		if ns, ok := obj.(*corev1.Namespace); ok {
+			ns.Status.Phase = corev1.NamespaceTerminating
+		}
+		return obj, nil
+	}
+	if isDryRun(opts.DryRun) {
+		current := s.NewFunc()
+		if err := s.Storage.Get(ctx, key, storage.GetOptions{}, current); err != nil {
+			return nil, err
+		}
+		return mark(current)
+	}
+	out := s.NewFunc()
+	if err := s.Storage.GuaranteedUpdate(ctx, key, out, false, pre, mark); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func withFinalizer(finalizers []string, f string) []string {
+	for _, have := range finalizers {
+		if have == f {
+			return finalizers
+		}
+	}
+	// The two propagation finalizers exclude each other.
+	out := make([]string, 0, len(finalizers)+1)
+	for _, have := range finalizers {
+		if have != metav1.FinalizerOrphanDependents && have != metav1.FinalizerDeleteDependents {
+			out = append(out, have)
+		}
+	}
+	return append(out, f)
+}
+
+// DeleteCollection deletes every object matching listOpts and returns the
+// list of what was deleted or marked for deletion.
+func (s *Store) DeleteCollection(ctx context.Context, namespace string, opts *metav1.DeleteOptions, listOpts metav1.ListOptions) (runtime.Object, error) {
+	listOpts.Limit, listOpts.Continue = 0, ""
+	list, err := s.List(ctx, namespace, listOpts)
+	if err != nil {
+		return nil, err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	var done []runtime.Object
+	for _, item := range items {
+		acc, err := meta.Accessor(item)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		itemOpts := opts.DeepCopy()
+		if itemOpts == nil {
+			itemOpts = &metav1.DeleteOptions{}
+		}
+		// Preconditions name one object; a collection delete ignores them.
+		itemOpts.Preconditions = nil
+		obj, _, err := s.Delete(ctx, acc.GetNamespace(), acc.GetName(), itemOpts)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		done = append(done, obj)
+	}
+	out := s.NewListFunc()
+	if err := meta.SetList(out, done); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return out, nil
+}
+
+// DeletedStatus is the Success Status kube returns for an immediate delete.
+func (s *Store) DeletedStatus(obj runtime.Object) *metav1.Status {
+	st := &metav1.Status{Status: metav1.StatusSuccess}
+	if acc, err := meta.Accessor(obj); err == nil {
+		st.Details = &metav1.StatusDetails{Name: acc.GetName(), Group: s.Resource.Group, Kind: s.Resource.Resource, UID: acc.GetUID()}
+	}
+	return st
+}
