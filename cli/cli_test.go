@@ -1,0 +1,284 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// devplaneBin is the devplane binary built once for these tests.
+var devplaneBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "devplane-cli-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	devplaneBin = filepath.Join(dir, "devplane")
+	build := exec.Command("go", "build", "-o", devplaneBin, "github.com/devplane/devplane")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building devplane:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// requireKubectl returns kubectl's path; CI must have it (.ci/run installs it).
+func requireKubectl(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("kubectl")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("kubectl is not on PATH in CI: .ci/run should have installed it")
+		}
+		t.Skip("kubectl is not on PATH; install it to run this test")
+	}
+	return path
+}
+
+type upProcess struct {
+	cmd     *exec.Cmd
+	dataDir string
+	out     *bytes.Buffer
+	exited  chan error
+}
+
+// startUp runs `devplane up` on a free port in dataDir and waits for readiness.
+func startUp(t *testing.T, dataDir string, extra ...string) *upProcess {
+	t.Helper()
+	args := append([]string{"up", "--data-dir", dataDir, "--port", "0", "--merge-kubeconfig=false"}, extra...)
+	cmd := exec.Command(devplaneBin, args...)
+	out := &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "KUBECONFIG="+filepath.Join(t.TempDir(), "untouched"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &upProcess{cmd: cmd, dataDir: dataDir, out: out, exited: make(chan error, 1)}
+	go func() { p.exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-p.exited
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if status := run(t, devplaneBin, "status", "--data-dir", dataDir); status.code == 0 {
+			return p
+		}
+		select {
+		case err := <-p.exited:
+			t.Fatalf("devplane up exited early (%v):\n%s", err, out)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("devplane up not ready after 30s:\n%s", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stop sends SIGTERM and expects a clean exit 0 within 5s.
+func (p *upProcess) stop(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.exited:
+		if err != nil {
+			t.Fatalf("devplane up exited with %v after SIGTERM:\n%s", err, p.out)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("devplane up did not exit within 5s of SIGTERM:\n%s", p.out)
+	}
+}
+
+type result struct {
+	code   int
+	stdout string
+	stderr string
+}
+
+func run(t *testing.T, name string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		exitErr, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatalf("running %s %v: %v", name, args, err)
+		}
+		code = exitErr.ExitCode()
+	}
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+func TestUpServesKubectlAndRestartsWithSameCA(t *testing.T) {
+	kubectl := requireKubectl(t)
+	dir := t.TempDir()
+	p := startUp(t, dir)
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+
+	v := run(t, kubectl, "--kubeconfig", kubeconfig, "version", "-o", "json")
+	if v.code != 0 || !strings.Contains(v.stdout, `"serverVersion"`) || !strings.Contains(v.stdout, "devplane") {
+		t.Fatalf("kubectl version: %d\n%s\n%s", v.code, v.stdout, v.stderr)
+	}
+	rz := run(t, kubectl, "--kubeconfig", kubeconfig, "get", "--raw", "/readyz?verbose")
+	if rz.code != 0 || !strings.Contains(rz.stdout, "[+]etcd ok") || !strings.Contains(rz.stdout, "readyz check passed") {
+		t.Fatalf("kubectl get --raw /readyz?verbose: %d\n%s\n%s", rz.code, rz.stdout, rz.stderr)
+	}
+	st := run(t, devplaneBin, "status", "--data-dir", dir, "-o", "json")
+	var report struct {
+		Ready  bool                    `json:"ready"`
+		Checks []struct{ Name string } `json:"checks"`
+	}
+	if st.code != 0 || json.Unmarshal([]byte(st.stdout), &report) != nil || !report.Ready || len(report.Checks) == 0 {
+		t.Fatalf("status -o json: %d %q", st.code, st.stdout)
+	}
+	if r := run(t, devplaneBin, "reset", "--data-dir", dir); r.code != 1 || !strings.Contains(r.stdout+r.stderr, "running") {
+		t.Fatalf("reset while running: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	kc := run(t, devplaneBin, "kubeconfig", "--data-dir", dir)
+	if kc.code != 0 || !strings.Contains(kc.stdout, "devplane-default") || !strings.Contains(kc.stdout, "client-certificate-data") {
+		t.Fatalf("kubeconfig: %d %q", kc.code, kc.stderr)
+	}
+	if !strings.Contains(p.out.String(), "ready in") {
+		t.Errorf("no ready summary in output:\n%s", p.out)
+	}
+	if strings.Contains(p.out.String(), "\x1b[") {
+		t.Errorf("escape codes in piped output with NO_COLOR:\n%q", p.out)
+	}
+
+	ca, err := os.ReadFile(filepath.Join(dir, "pki", "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.stop(t)
+	if st := run(t, devplaneBin, "status", "--data-dir", dir); st.code != 2 {
+		t.Errorf("status after stop = %d, want 2 (nothing running)", st.code)
+	}
+
+	p2 := startUp(t, dir)
+	ca2, err := os.ReadFile(filepath.Join(dir, "pki", "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(ca, ca2) {
+		t.Error("the CA was regenerated on restart")
+	}
+	p2.stop(t)
+
+	if r := run(t, devplaneBin, "reset", "--data-dir", dir); r.code != 0 {
+		t.Fatalf("reset: %d %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("data dir still there after reset: %v", err)
+	}
+}
+
+func TestTwoInstancesSideBySide(t *testing.T) {
+	kubectl := requireKubectl(t)
+	a, b := t.TempDir(), t.TempDir()
+	pa := startUp(t, a, "--name", "one")
+	pb := startUp(t, b, "--name", "two")
+	for _, dir := range []string{a, b} {
+		r := run(t, kubectl, "--kubeconfig", filepath.Join(dir, "kubeconfig"), "get", "--raw", "/readyz")
+		if r.code != 0 || r.stdout != "ok" {
+			t.Errorf("instance in %s: %d %q %q", dir, r.code, r.stdout, r.stderr)
+		}
+	}
+	pa.stop(t)
+	pb.stop(t)
+}
+
+func TestBadFlagsGiveOneClearLine(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	busyPort := fmt.Sprint(busy.Addr().(*net.TCPAddr).Port)
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"port out of range", []string{"--port", "70000"}, "--port 70000 is out of range"},
+		{"bad CIDR", []string{"--service-cluster-ip-range", "nonsense"}, `--service-cluster-ip-range "nonsense" is not a CIDR`},
+		{"unwritable data dir", []string{"--data-dir", filepath.Join(file, "sub")}, "is not writable"},
+		{"busy port", []string{"--port", busyPort}, "already in use"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"up", "--merge-kubeconfig=false"}, tc.args...)
+			if !containsFlag(tc.args, "--data-dir") {
+				args = append(args, "--data-dir", t.TempDir())
+			}
+			r := run(t, devplaneBin, args...)
+			if r.code != 1 {
+				t.Fatalf("exit %d, want 1; stderr %q", r.code, r.stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			if len(lines) != 1 || !strings.Contains(lines[0], tc.want) {
+				t.Errorf("stderr %q, want one line containing %q", r.stderr, tc.want)
+			}
+			if strings.Contains(r.stderr, "goroutine") || strings.Contains(r.stderr, "panic") {
+				t.Errorf("stack trace in output: %s", r.stderr)
+			}
+		})
+	}
+	t.Run("all problems at once", func(t *testing.T) {
+		r := run(t, devplaneBin, "up", "--data-dir", t.TempDir(), "--port", "-1", "--service-cluster-ip-range", "x", "--log-format", "xml")
+		if r.code != 1 || strings.Count(r.stderr, "error:") != 3 {
+			t.Errorf("exit %d, stderr %q: want three errors", r.code, r.stderr)
+		}
+	})
+}
+
+func containsFlag(args []string, flag string) bool {
+	for _, a := range args {
+		if a == flag {
+			return true
+		}
+	}
+	return false
+}
+
+func TestStatusWhenNothingRuns(t *testing.T) {
+	r := run(t, devplaneBin, "status", "--data-dir", t.TempDir())
+	if r.code != 2 || !strings.Contains(r.stderr, "not running") {
+		t.Errorf("status: %d %q", r.code, r.stderr)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	r := run(t, devplaneBin, "version")
+	if r.code != 0 || !strings.Contains(r.stdout, "kubernetes API: v1.") || !strings.Contains(r.stdout, "go: go1.") {
+		t.Errorf("version: %d %q", r.code, r.stdout)
+	}
+}

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// Files an instance keeps in its data dir.
+const (
+	stateFileName      = "devplane.json"
+	kubeconfigFileName = "kubeconfig"
+	logFileName        = "devplane.log"
+)
+
+// defaultDataDir is $XDG_DATA_HOME/devplane/<name>, i.e.
+// ~/.local/share/devplane/<name> when XDG_DATA_HOME is unset.
+func defaultDataDir(name string) (string, error) {
+	base := os.Getenv("XDG_DATA_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("cannot find a home directory for the data dir (set --data-dir): %w", err)
+		}
+		base = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(base, "devplane", name), nil
+}
+
+// instanceState is what a running `devplane up` writes so that `status`,
+// `reset` and `kubeconfig` can find it.
+type instanceState struct {
+	Name       string `json:"name"`
+	PID        int    `json:"pid"`
+	URL        string `json:"url"`
+	Kubeconfig string `json:"kubeconfig"`
+	Context    string `json:"context"`
+	DataDir    string `json:"dataDir"`
+}
+
+func writeState(dataDir string, st instanceState) error {
+	body, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dataDir, stateFileName+".tmp")
+	if err := os.WriteFile(tmp, body, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dataDir, stateFileName))
+}
+
+func removeState(dataDir string) { _ = os.Remove(filepath.Join(dataDir, stateFileName)) }
+
+// readState returns the state of a running instance, or ok=false when the
+// data dir has none or its process is gone.
+func readState(dataDir string) (st instanceState, ok bool, err error) {
+	body, err := os.ReadFile(filepath.Join(dataDir, stateFileName))
+	if errors.Is(err, os.ErrNotExist) {
+		return st, false, nil
+	}
+	if err != nil {
+		return st, false, err
+	}
+	if err := json.Unmarshal(body, &st); err != nil {
+		return st, false, fmt.Errorf("%s: %w", filepath.Join(dataDir, stateFileName), err)
+	}
+	return st, processAlive(st.PID), nil
+}
+
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	return p.Signal(syscall.Signal(0)) == nil
+}
+
+// resolveDataDir is --data-dir if given, else the default for --name.
+func resolveDataDir(name, dataDir string) (string, error) {
+	if dataDir != "" {
+		return filepath.Abs(dataDir)
+	}
+	return defaultDataDir(name)
+}

@@ -1,0 +1,382 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/devplane/devplane/apiserver/controlplane"
+	"github.com/devplane/devplane/cli/dashboard"
+)
+
+// UpOptions are the flags of `devplane up`.
+type UpOptions struct {
+	// Generic
+	Name    string
+	DataDir string
+
+	// Secure serving
+	BindAddress      string
+	Port             int
+	AdvertiseAddress string
+	ServiceCIDR      string
+	ExtraSANs        cli.StringSlice
+
+	// Etcd
+	EtcdServers  cli.StringSlice
+	EtcdCAFile   string
+	EtcdCertFile string
+	EtcdKeyFile  string
+
+	// Certificates and authentication
+	TokenAuthFile string
+
+	// Kubeconfig
+	Kubeconfig      string
+	MergeKubeconfig bool
+
+	// Logging
+	LogFormat string
+	LogLevel  string
+
+	// Filled by Complete and Validate.
+	bindIP      net.IP
+	advertiseIP net.IP
+	serviceNet  *net.IPNet
+	listener    net.Listener
+	level       slog.Level
+}
+
+func (o *UpOptions) flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "name", Value: "default", Category: catGeneric, Destination: &o.Name,
+			Usage: "instance name: several instances with different names run side by side"},
+		&cli.StringFlag{Name: "data-dir", Category: catGeneric, Destination: &o.DataDir,
+			Usage: "where etcd data, certificates and the kubeconfig live (default: $XDG_DATA_HOME/devplane/<name>, i.e. ~/.local/share/devplane/<name>)"},
+
+		&cli.StringFlag{Name: "bind-address", Value: "127.0.0.1", Category: catServing, Destination: &o.BindAddress,
+			Usage: "IP address to serve the API on"},
+		&cli.IntFlag{Name: "port", Value: 6443, Category: catServing, Destination: &o.Port,
+			Usage: "port to serve the API on; 0 picks a free port"},
+		&cli.StringFlag{Name: "advertise-address", Category: catServing, Destination: &o.AdvertiseAddress,
+			Usage: "IP address clients and the kubernetes Service use (default: the bind address, or 127.0.0.1 when binding all addresses)"},
+		&cli.StringFlag{Name: "service-cluster-ip-range", Value: "10.0.0.0/24", Category: catServing, Destination: &o.ServiceCIDR,
+			Usage: "CIDR that Service cluster IPs are allocated from; its first IP is the kubernetes Service's"},
+		&cli.StringSliceFlag{Name: "tls-san", Category: catServing, Destination: &o.ExtraSANs,
+			Usage: "extra DNS name for the serving certificate (repeatable)"},
+
+		&cli.StringSliceFlag{Name: "etcd-servers", Category: catEtcd, Destination: &o.EtcdServers,
+			Usage: "use this external etcd cluster (comma-separated URLs) instead of the embedded one"},
+		&cli.StringFlag{Name: "etcd-cafile", Category: catEtcd, Destination: &o.EtcdCAFile,
+			Usage: "CA bundle to verify the external etcd servers"},
+		&cli.StringFlag{Name: "etcd-certfile", Category: catEtcd, Destination: &o.EtcdCertFile,
+			Usage: "client certificate for the external etcd servers"},
+		&cli.StringFlag{Name: "etcd-keyfile", Category: catEtcd, Destination: &o.EtcdKeyFile,
+			Usage: "client key for the external etcd servers"},
+
+		&cli.StringFlag{Name: "token-auth-file", Category: catCerts, Destination: &o.TokenAuthFile,
+			Usage: "CSV file of static bearer tokens: token,user,uid[,\"group1,group2\"]"},
+
+		&cli.StringFlag{Name: "kubeconfig", Category: catKubeconfig, Destination: &o.Kubeconfig,
+			Usage: "where to write the admin kubeconfig (default: <data-dir>/kubeconfig)"},
+		&cli.BoolFlag{Name: "merge-kubeconfig", Value: true, Category: catKubeconfig, Destination: &o.MergeKubeconfig,
+			Usage: "also add a devplane-<name> context to $KUBECONFIG (or ~/.kube/config) and make it current; false leaves it alone"},
+
+		&cli.StringFlag{Name: "log-format", Value: "text", Category: catLogging, Destination: &o.LogFormat,
+			Usage: "log format: text or json (json also turns the dashboard into plain lines)"},
+		&cli.StringFlag{Name: "log-level", Value: "info", Category: catLogging, Destination: &o.LogLevel,
+			Usage: "log level: debug, info, warn or error"},
+	}
+}
+
+// Complete fills in defaults derived from other options.
+func (o *UpOptions) Complete() error {
+	if o.Name == "" {
+		o.Name = "default"
+	}
+	dir, err := resolveDataDir(o.Name, o.DataDir)
+	if err != nil {
+		return err
+	}
+	o.DataDir = dir
+	if o.Kubeconfig == "" {
+		o.Kubeconfig = filepath.Join(o.DataDir, kubeconfigFileName)
+	}
+	o.bindIP = net.ParseIP(o.BindAddress)
+	if o.AdvertiseAddress != "" {
+		o.advertiseIP = net.ParseIP(o.AdvertiseAddress)
+	} else if o.bindIP != nil && !o.bindIP.IsUnspecified() {
+		o.advertiseIP = o.bindIP
+	} else {
+		o.advertiseIP = net.IPv4(127, 0, 0, 1)
+	}
+	return nil
+}
+
+// Validate reports every problem at once. It binds the port, so "port in
+// use" is found here and the listener is handed to the server.
+func (o *UpOptions) Validate() error {
+	var errs []string
+	add := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+
+	if !validName(o.Name) {
+		add("--name %q: use lower-case letters, digits and '-' (it becomes part of a kubeconfig context name)", o.Name)
+	}
+	if o.bindIP == nil {
+		add("--bind-address %q is not an IP address", o.BindAddress)
+	}
+	if o.AdvertiseAddress != "" && o.advertiseIP == nil {
+		add("--advertise-address %q is not an IP address", o.AdvertiseAddress)
+	}
+	if o.Port < 0 || o.Port > 65535 {
+		add("--port %d is out of range: use 0-65535 (0 picks a free port)", o.Port)
+	}
+	if _, n, err := net.ParseCIDR(o.ServiceCIDR); err != nil {
+		add("--service-cluster-ip-range %q is not a CIDR such as 10.0.0.0/24", o.ServiceCIDR)
+	} else if ones, bits := n.Mask.Size(); bits-ones < 2 {
+		add("--service-cluster-ip-range %q is too small: it needs room for at least two addresses", o.ServiceCIDR)
+	} else {
+		o.serviceNet = n
+	}
+	if o.LogFormat != "text" && o.LogFormat != "json" {
+		add("--log-format %q: use text or json", o.LogFormat)
+	}
+	if err := o.level.UnmarshalText([]byte(o.LogLevel)); err != nil {
+		add("--log-level %q: use debug, info, warn or error", o.LogLevel)
+	}
+	for _, f := range []struct{ flag, path string }{{"--etcd-cafile", o.EtcdCAFile}, {"--etcd-certfile", o.EtcdCertFile}, {"--etcd-keyfile", o.EtcdKeyFile}, {"--token-auth-file", o.TokenAuthFile}} {
+		if f.path != "" {
+			if _, err := os.Stat(f.path); err != nil {
+				add("%s %s: %v", f.flag, f.path, errors.Unwrap(err))
+			}
+		}
+	}
+	if (o.EtcdCAFile != "" || o.EtcdCertFile != "" || o.EtcdKeyFile != "") && len(o.EtcdServers.Value()) == 0 {
+		add("--etcd-cafile/--etcd-certfile/--etcd-keyfile need --etcd-servers")
+	}
+	if err := checkWritableDir(o.DataDir); err != nil {
+		add("--data-dir %s is not writable: %v", o.DataDir, err)
+	} else if st, running, _ := readState(o.DataDir); running {
+		add("devplane %q is already running from %s (pid %d, %s): stop it first or use another --name/--data-dir", st.Name, o.DataDir, st.PID, st.URL)
+	}
+	if len(errs) == 0 && o.bindIP != nil {
+		addr := net.JoinHostPort(o.bindIP.String(), strconv.Itoa(o.Port))
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			if isAddrInUse(err) {
+				add("port %d on %s is already in use: stop what uses it or pick another --port (0 picks a free one)", o.Port, o.bindIP)
+			} else {
+				add("cannot listen on %s: %v", addr, err)
+			}
+		} else {
+			o.listener = ln
+		}
+	}
+	if len(errs) > 0 {
+		return exitf(1, "error: %s", strings.Join(errs, "\nerror: "))
+	}
+	return nil
+}
+
+func validName(name string) bool {
+	if name == "" || len(name) > 40 {
+		return false
+	}
+	for i, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' && i > 0 && i < len(name)-1) {
+			return false
+		}
+	}
+	return true
+}
+
+func isAddrInUse(err error) bool { return errors.Is(err, syscall.EADDRINUSE) }
+
+func checkWritableDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return unwrapPathError(err)
+	}
+	f, err := os.CreateTemp(dir, ".write-test-*")
+	if err != nil {
+		return unwrapPathError(err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func upCommand() *cli.Command {
+	o := &UpOptions{}
+	return &cli.Command{
+		Name:  "up",
+		Usage: "start a control plane and serve the Kubernetes API until interrupted",
+		Flags: o.flags(),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return exitf(1, "error: unexpected argument %q (see devplane up --help)", c.Args().First())
+			}
+			if err := o.Complete(); err != nil {
+				return exitf(1, "error: %v", err)
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(c.Context, os.Stdout, os.Stderr)
+		},
+	}
+}
+
+// Run starts devplane and serves until SIGINT/SIGTERM (graceful, exit 0);
+// a second signal exits at once.
+func (o *UpOptions) Run(parent context.Context, stdout *os.File, stderr io.Writer) error {
+	mode := dashboard.DetectMode(stdout, o.LogFormat == "json")
+	logger, closeLog, err := o.newLogger(mode, stderr)
+	if err != nil {
+		return exitf(1, "error: %v", err)
+	}
+	defer closeLog()
+	board := dashboard.New(stdout, mode)
+
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(signals)
+	go func() {
+		select {
+		case <-signals:
+		case <-ctx.Done():
+			return
+		}
+		board.Event("shutting down (press Ctrl-C again to exit at once)")
+		cancel()
+		<-signals
+		fmt.Fprintln(stderr, "second signal: exiting now")
+		os.Exit(1)
+	}()
+
+	cpOpts := controlplane.Options{
+		Name:                  o.Name,
+		DataDir:               o.DataDir,
+		Listener:              o.listener,
+		BindAddress:           o.bindIP,
+		Port:                  o.Port,
+		AdvertiseAddress:      o.advertiseIP,
+		ServiceClusterIPRange: o.serviceNet,
+		ExtraSANs:             o.ExtraSANs.Value(),
+		EtcdServers:           o.EtcdServers.Value(),
+		EtcdCAFile:            o.EtcdCAFile,
+		EtcdCertFile:          o.EtcdCertFile,
+		EtcdKeyFile:           o.EtcdKeyFile,
+		TokenAuthFile:         o.TokenAuthFile,
+		Logger:                logger,
+	}
+	cp, err := controlplane.New(ctx, cpOpts)
+	if err != nil {
+		return exitf(1, "error: %v", err)
+	}
+	contextName := controlplane.ContextName(o.Name)
+	if err := writeKubeconfig(o.Kubeconfig, cp.Kubeconfig()); err != nil {
+		return exitf(1, "error: writing kubeconfig: %v", err)
+	}
+	merged := false
+	if o.MergeKubeconfig {
+		path, err := mergeKubeconfig(cp.Kubeconfig(), contextName)
+		if err != nil {
+			logger.Warn("could not merge into your kubeconfig; use --kubeconfig's file instead", "err", err)
+		} else {
+			merged = true
+			logger.Info("merged context into kubeconfig", "context", contextName, "path", path)
+		}
+	}
+	if err := writeState(o.DataDir, instanceState{Name: o.Name, PID: os.Getpid(), URL: cp.URL(),
+		Kubeconfig: o.Kubeconfig, Context: contextName, DataDir: o.DataDir}); err != nil {
+		return exitf(1, "error: %v", err)
+	}
+	defer removeState(o.DataDir)
+
+	runErr := make(chan error, 1)
+	go func() { runErr <- cp.Run(ctx) }()
+	go watchProgress(ctx, cp, board, dashboard.Summary{
+		URL: cp.URL(), Kubeconfig: o.Kubeconfig, Context: contextName, Merged: merged,
+	})
+	err = <-runErr
+	if err != nil {
+		return exitf(1, "error: %v", err)
+	}
+	board.Event("stopped cleanly")
+	return nil
+}
+
+// watchProgress feeds the dashboard until ready, then reports changes.
+func watchProgress(ctx context.Context, cp *controlplane.ControlPlane, board *dashboard.Dashboard, sum dashboard.Summary) {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	ready := false
+	for {
+		nowReady := cp.Ready()
+		board.Update(toSnapshot(cp.Status()))
+		if !ready && nowReady {
+			ready = true
+			sum.ReadyIn = time.Since(cp.StartedAt()).Round(time.Millisecond)
+			board.Ready(sum)
+			tick.Reset(time.Second)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func toSnapshot(items []controlplane.Item) dashboard.Snapshot {
+	rows := make([]dashboard.Row, len(items))
+	for i, it := range items {
+		rows[i] = dashboard.Row{Section: it.Section, Kind: it.Kind, Name: it.Name,
+			State: dashboard.State(it.State), Duration: it.Duration, Message: it.Message}
+	}
+	return dashboard.Snapshot{Rows: rows}
+}
+
+// newLogger logs to <data-dir>/devplane.log always, and to stderr unless a
+// live dashboard owns the terminal (then only errors reach stderr).
+func (o *UpOptions) newLogger(mode dashboard.Mode, stderr io.Writer) (*slog.Logger, func(), error) {
+	f, err := os.OpenFile(filepath.Join(o.DataDir, logFileName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	stderrLevel := o.level
+	if mode == dashboard.Live && stderrLevel < slog.LevelError {
+		stderrLevel = slog.LevelError
+	}
+	handler := func(w io.Writer, level slog.Level) slog.Handler {
+		opts := &slog.HandlerOptions{Level: level}
+		if o.LogFormat == "json" {
+			return slog.NewJSONHandler(w, opts)
+		}
+		return slog.NewTextHandler(w, opts)
+	}
+	logger := slog.New(fanout{handler(f, o.level), handler(stderr, stderrLevel)})
+	return logger, func() { f.Close() }, nil
+}
