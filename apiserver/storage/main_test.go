@@ -53,7 +53,7 @@ func startEtcd(dir string) (*embed.Etcd, error) {
 	cfg := embed.NewConfig()
 	cfg.Dir = dir
 	cfg.UnsafeNoFsync = true
-	cfg.LogLevel = "error"
+	cfg.LogLevel = "panic" // shutdown logs "server closed" errors
 	clientURL, peerURL := freeLocalURL(), freeLocalURL()
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{clientURL}, []url.URL{clientURL}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peerURL}, []url.URL{peerURL}

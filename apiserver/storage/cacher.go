@@ -1,0 +1,808 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/conversion"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// CacherOptions tunes a Cacher; zero values take the defaults.
+type CacherOptions struct {
+	// EventRingSize is how many recent events are kept to resume watches
+	// from a resourceVersion (default 1024).
+	EventRingSize int
+	// WatcherBufferSize is how many events may queue for one watcher before
+	// it is terminated as too slow (default 1000).
+	WatcherBufferSize int
+	// BookmarkInterval is how often watchers that asked for bookmarks get
+	// one (default 30s).
+	BookmarkInterval time.Duration
+	// FreshnessTimeout bounds the wait for the cache to reach a revision
+	// (consistent and "not older than" reads, default 3s).
+	FreshnessTimeout time.Duration
+	// ReadyTimeout bounds how long a read waits for the initial list before
+	// it is served by the Store instead (default 5s).
+	ReadyTimeout time.Duration
+	Logger       *slog.Logger
+}
+
+func (o *CacherOptions) setDefaults() {
+	if o.EventRingSize <= 0 {
+		o.EventRingSize = 1024
+	}
+	if o.WatcherBufferSize <= 0 {
+		o.WatcherBufferSize = 1000
+	}
+	if o.BookmarkInterval <= 0 {
+		o.BookmarkInterval = 30 * time.Second
+	}
+	if o.FreshnessTimeout <= 0 {
+		o.FreshnessTimeout = 3 * time.Second
+	}
+	if o.ReadyTimeout <= 0 {
+		o.ReadyTimeout = 5 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// cachedObject is an object in the cache with its selector attributes
+// computed once. obj is shared by every reader and never modified.
+type cachedObject struct {
+	obj    runtime.Object
+	labels labels.Set
+	fields fields.Set
+}
+
+// cacheEvent is one change applied to the cache.
+type cacheEvent struct {
+	typ     watch.EventType
+	key     string
+	rev     int64
+	cur     *cachedObject  // nil for Deleted
+	prev    *cachedObject  // nil for Added
+	deleted runtime.Object // for Deleted: prev carrying the deletion revision
+}
+
+// Cacher implements Interface with reads and watches served from memory,
+// kept current by one etcd watch on the whole resource prefix. Writes go to
+// the Store.
+//
+// NewCacher starts it: the initial list runs in the background, and reads or
+// watches arriving before it completes wait for it up to
+// CacherOptions.ReadyTimeout, then fall back to the Store.
+//
+// Objects handed out by GetList items and watch events are shared with the
+// cache (shallow copies of immutable objects, like kube's cacher): callers
+// must DeepCopy before mutating maps, slices or pointers in them. Get
+// returns a deep copy.
+type Cacher struct {
+	store  *Store
+	cfg    Config
+	opts   CacherOptions
+	client *clientv3.Client
+	prefix string // ResourcePrefix + "/"
+
+	ctx       context.Context
+	cancel    context.CancelFunc
+	reflected chan struct{} // closed when the etcd watch loop has exited
+	ready     chan struct{} // closed after the initial list
+	readyOnce sync.Once
+	stopOnce  sync.Once
+
+	etcdWatches atomic.Int64
+
+	mu         sync.RWMutex
+	objects    map[string]*cachedObject
+	keys       []string // sorted keys of objects
+	revision   int64    // the cache reflects etcd up to this revision
+	revChanged chan struct{}
+	ring       []cacheEvent
+	ringHead   int   // index of the oldest event
+	ringLen    int   // events in the ring
+	ringFloor  int64 // every event after this revision is in the ring
+	watchers   map[*cacheWatcher]struct{}
+	stopped    bool
+}
+
+var _ Interface = (*Cacher)(nil)
+
+// NewCacher starts a cache of store's resource; see Cacher for start-up
+// semantics. Stop releases it.
+func NewCacher(store *Store, cfg Config, opts CacherOptions) (*Cacher, error) {
+	if store == nil || cfg.NewFunc == nil || cfg.NewListFunc == nil || cfg.ResourcePrefix == "" {
+		return nil, fmt.Errorf("cacher for %s: store, NewFunc, NewListFunc and ResourcePrefix are required", cfg.Resource)
+	}
+	opts.setDefaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Cacher{
+		store:      store,
+		cfg:        cfg,
+		opts:       opts,
+		client:     store.client,
+		prefix:     strings.TrimSuffix(cfg.ResourcePrefix, "/") + "/",
+		ctx:        ctx,
+		cancel:     cancel,
+		reflected:  make(chan struct{}),
+		ready:      make(chan struct{}),
+		objects:    map[string]*cachedObject{},
+		revChanged: make(chan struct{}),
+		ring:       make([]cacheEvent, opts.EventRingSize),
+		watchers:   map[*cacheWatcher]struct{}{},
+	}
+	go c.reflect()
+	go c.sendBookmarks()
+	return c, nil
+}
+
+// Stop ends the etcd watch and closes every watcher's result channel.
+func (c *Cacher) Stop() {
+	c.stopOnce.Do(func() {
+		c.cancel()
+		<-c.reflected
+		c.mu.Lock()
+		c.stopped = true
+		for w := range c.watchers {
+			c.terminateLocked(w, nil)
+		}
+		c.mu.Unlock()
+	})
+}
+
+// EtcdWatchCount is how many etcd watches the Cacher has opened (one, plus
+// one per relist after compaction or error).
+func (c *Cacher) EtcdWatchCount() int64 { return c.etcdWatches.Load() }
+
+// WatcherCount is the number of open watches served by the Cacher.
+func (c *Cacher) WatcherCount() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.watchers)
+}
+
+// Revision is the etcd revision the cache is current to.
+func (c *Cacher) Revision() int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.revision
+}
+
+// Create implements Interface (Store).
+func (c *Cacher) Create(ctx context.Context, key string, obj, out runtime.Object, ttl int64) error {
+	return c.store.Create(ctx, key, obj, out, ttl)
+}
+
+// GuaranteedUpdate implements Interface (Store).
+func (c *Cacher) GuaranteedUpdate(ctx context.Context, key string, out runtime.Object, ignoreNotFound bool,
+	preconditions *Preconditions, tryUpdate UpdateFunc) error {
+	return c.store.GuaranteedUpdate(ctx, key, out, ignoreNotFound, preconditions, tryUpdate)
+}
+
+// Delete implements Interface (Store).
+func (c *Cacher) Delete(ctx context.Context, key string, out runtime.Object, preconditions *Preconditions,
+	validateDeletion func(ctx context.Context, obj runtime.Object) error) error {
+	return c.store.Delete(ctx, key, out, preconditions, validateDeletion)
+}
+
+// CurrentRevision implements Interface (Store).
+func (c *Cacher) CurrentRevision(ctx context.Context) (int64, error) {
+	return c.store.CurrentRevision(ctx)
+}
+
+// Get implements Interface. A consistent Get (ResourceVersion "") goes to
+// etcd: one range read costs no more than learning the current revision.
+func (c *Cacher) Get(ctx context.Context, key string, opts GetOptions, out runtime.Object) error {
+	if opts.ResourceVersion == "" {
+		return c.store.Get(ctx, key, opts, out)
+	}
+	minRev, err := parseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return err
+	}
+	if !c.waitReady(ctx) {
+		return c.store.Get(ctx, key, opts, out)
+	}
+	if err := c.waitForRevision(ctx, minRev); err != nil {
+		return err
+	}
+	c.mu.RLock()
+	cached := c.objects[key]
+	c.mu.RUnlock()
+	if cached == nil {
+		if opts.IgnoreNotFound {
+			return runtime.SetZeroValue(out)
+		}
+		return apierrors.NewNotFound(c.cfg.Resource, nameFromKey(key))
+	}
+	outValue, err := conversion.EnforcePtr(out)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	copied := reflect.ValueOf(cached.obj.DeepCopyObject()).Elem()
+	if copied.Type() != outValue.Type() {
+		return apierrors.NewInternalError(fmt.Errorf("get %s: cannot decode %v into %v", key, copied.Type(), outValue.Type()))
+	}
+	outValue.Set(copied)
+	return nil
+}
+
+// GetList implements Interface. Paginated and exact-revision lists go to
+// the Store; the rest are served from memory, consistent ones after the
+// cache has caught up with etcd's current revision.
+func (c *Cacher) GetList(ctx context.Context, key string, opts ListOptions, listObj runtime.Object) error {
+	pred := opts.Predicate
+	if pred.Limit > 0 || pred.Continue != "" || opts.ResourceVersionMatch == metav1.ResourceVersionMatchExact {
+		return c.store.GetList(ctx, key, opts, listObj)
+	}
+	minRev, err := parseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return err
+	}
+	if !c.waitReady(ctx) {
+		return c.store.GetList(ctx, key, opts, listObj)
+	}
+	if opts.ResourceVersion == "" {
+		if err := c.waitConsistent(ctx); err != nil {
+			return c.store.GetList(ctx, key, opts, listObj)
+		}
+	} else if err := c.waitForRevision(ctx, minRev); err != nil {
+		return err
+	}
+	setter, err := newItemsSetter(listObj)
+	if err != nil {
+		return err
+	}
+	listAcc, err := meta.ListAccessor(listObj)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	if pred.GetAttrs == nil {
+		pred.GetAttrs = c.cfg.GetAttrs
+	}
+	c.mu.RLock()
+	selected := c.selectLocked(key, opts.Recursive, pred)
+	listRev := c.revision
+	c.mu.RUnlock()
+
+	items := reflect.MakeSlice(setter.items.Type(), len(selected), len(selected))
+	for i, cached := range selected {
+		value := reflect.ValueOf(cached.obj)
+		if !setter.elemPtr {
+			value = value.Elem() // shallow copy of the immutable cached struct
+		}
+		items.Index(i).Set(value)
+	}
+	setter.items.Set(items)
+	listAcc.SetResourceVersion(strconv.FormatInt(listRev, 10))
+	listAcc.SetContinue("")
+	listAcc.SetRemainingItemCount(nil)
+	return nil
+}
+
+// selectLocked returns the cached objects under key (in key order) that
+// pred selects.
+func (c *Cacher) selectLocked(key string, recursive bool, pred SelectionPredicate) []*cachedObject {
+	if !recursive {
+		if cached := c.objects[key]; cached != nil && matchesCached(pred, cached) {
+			return []*cachedObject{cached}
+		}
+		return nil
+	}
+	if !strings.HasSuffix(key, "/") {
+		key += "/"
+	}
+	start := sort.SearchStrings(c.keys, key)
+	end := start
+	for end < len(c.keys) && strings.HasPrefix(c.keys[end], key) {
+		end++
+	}
+	selected := make([]*cachedObject, 0, end-start)
+	for _, k := range c.keys[start:end] {
+		if cached := c.objects[k]; matchesCached(pred, cached) {
+			selected = append(selected, cached)
+		}
+	}
+	return selected
+}
+
+func matchesCached(pred SelectionPredicate, cached *cachedObject) bool {
+	if pred.Empty() {
+		return true
+	}
+	if cached.labels == nil && cached.fields == nil {
+		ok, err := pred.Matches(cached.obj)
+		return err == nil && ok
+	}
+	if pred.Label != nil && !pred.Label.Matches(cached.labels) {
+		return false
+	}
+	return pred.Field == nil || pred.Field.Matches(cached.fields)
+}
+
+// waitReady waits (bounded) for the initial list; false means serve from
+// the Store.
+func (c *Cacher) waitReady(ctx context.Context) bool {
+	select {
+	case <-c.ready:
+		return true
+	default:
+	}
+	timer := time.NewTimer(c.opts.ReadyTimeout)
+	defer timer.Stop()
+	select {
+	case <-c.ready:
+		return true
+	case <-timer.C:
+	case <-ctx.Done():
+	case <-c.ctx.Done():
+	}
+	return false
+}
+
+// waitConsistent waits until the cache has every change up to etcd's
+// current revision.
+func (c *Cacher) waitConsistent(ctx context.Context) error {
+	rev, err := c.store.CurrentRevision(ctx)
+	if err != nil {
+		return err
+	}
+	return c.waitForRevision(ctx, rev)
+}
+
+// waitForRevision waits until the cache reaches rev, asking etcd for
+// progress notifications in case the resource is quiet; after
+// FreshnessTimeout it gives kube's "too large resource version" error.
+func (c *Cacher) waitForRevision(ctx context.Context, rev int64) error {
+	c.mu.RLock()
+	current, changed := c.revision, c.revChanged
+	c.mu.RUnlock()
+	if current >= rev {
+		return nil
+	}
+	deadline := time.NewTimer(c.opts.FreshnessTimeout)
+	defer deadline.Stop()
+	// Events for a busy resource arrive within a millisecond; only nudge
+	// etcd for a progress notification when nothing came quickly.
+	nudge := time.NewTimer(2 * time.Millisecond)
+	defer nudge.Stop()
+	for {
+		select {
+		case <-changed:
+		case <-nudge.C:
+			_ = c.client.RequestProgress(c.ctx)
+			nudge.Reset(100 * time.Millisecond)
+		case <-deadline.C:
+			return tooLargeResourceVersionError(rev, current)
+		case <-ctx.Done():
+			return apierrors.NewTimeoutError(fmt.Sprintf("waiting for resource version %d: %v", rev, ctx.Err()), 1)
+		case <-c.ctx.Done():
+			return apierrors.NewServiceUnavailable("cache stopped")
+		}
+		c.mu.RLock()
+		current, changed = c.revision, c.revChanged
+		c.mu.RUnlock()
+		if current >= rev {
+			return nil
+		}
+	}
+}
+
+// reflect keeps the cache in sync with etcd: list, then watch from the list
+// revision; a compacted or failed watch starts over with a fresh list.
+func (c *Cacher) reflect() {
+	defer close(c.reflected)
+	backoff := 50 * time.Millisecond
+	for c.ctx.Err() == nil {
+		rev, err := c.relist()
+		if err != nil {
+			c.opts.Logger.Warn("cacher list failed", "resource", c.cfg.Resource.String(), "error", err)
+			select {
+			case <-c.ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 5*time.Second)
+			continue
+		}
+		backoff = 50 * time.Millisecond
+		c.watchFrom(rev)
+	}
+}
+
+// relist replaces the cache with a list of etcd at one revision. Watchers
+// that may have missed events get a 410 and are closed; their clients
+// re-list.
+func (c *Cacher) relist() (int64, error) {
+	objects := map[string]*cachedObject{}
+	var keys []string
+	var rev int64
+	start, end := c.prefix, clientv3.GetPrefixRangeEnd(c.prefix)
+	for {
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(maxEtcdPage)}
+		if rev > 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		resp, err := c.client.Get(c.ctx, start, opts...)
+		if err != nil {
+			return 0, err
+		}
+		if rev == 0 {
+			rev = resp.Header.Revision
+		}
+		for _, kv := range resp.Kvs {
+			cached, err := c.decode(kv.Value, kv.ModRevision)
+			if err != nil {
+				return 0, err
+			}
+			objects[string(kv.Key)] = cached
+			keys = append(keys, string(kv.Key))
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			break
+		}
+		start = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+	c.mu.Lock()
+	c.objects, c.keys = objects, keys
+	c.ringHead, c.ringLen, c.ringFloor = 0, 0, rev
+	expired := &apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: the %s cache was relisted at revision %d", c.cfg.Resource, rev)).ErrStatus
+	for w := range c.watchers {
+		c.terminateLocked(w, &watch.Event{Type: watch.Error, Object: expired})
+	}
+	c.setRevisionLocked(rev)
+	c.mu.Unlock()
+	c.readyOnce.Do(func() { close(c.ready) })
+	return rev, nil
+}
+
+func (c *Cacher) decode(data []byte, rev int64) (*cachedObject, error) {
+	obj := c.cfg.NewFunc()
+	if err := c.store.decodeIntoZero(data, rev, obj); err != nil {
+		return nil, err
+	}
+	cached := &cachedObject{obj: obj}
+	if c.cfg.GetAttrs != nil {
+		var err error
+		if cached.labels, cached.fields, err = c.cfg.GetAttrs(obj); err != nil {
+			return nil, err
+		}
+		if cached.labels == nil {
+			cached.labels = labels.Set{}
+		}
+	}
+	return cached, nil
+}
+
+// watchFrom applies etcd events after rev until the watch ends.
+func (c *Cacher) watchFrom(rev int64) {
+	ctx, cancel := context.WithCancel(c.ctx)
+	defer cancel()
+	c.etcdWatches.Add(1)
+	events := c.client.Watch(ctx, c.prefix, clientv3.WithPrefix(), clientv3.WithRev(rev+1), clientv3.WithProgressNotify())
+	for resp := range events {
+		if resp.CompactRevision != 0 {
+			c.opts.Logger.Info("cacher watch compacted, relisting", "resource", c.cfg.Resource.String(), "compactRevision", resp.CompactRevision)
+			return
+		}
+		if err := resp.Err(); err != nil {
+			c.opts.Logger.Warn("cacher watch failed, relisting", "resource", c.cfg.Resource.String(), "error", err)
+			return
+		}
+		if resp.IsProgressNotify() {
+			c.mu.Lock()
+			c.setRevisionLocked(resp.Header.Revision)
+			c.mu.Unlock()
+			continue
+		}
+		// Decode outside the lock; readers keep going meanwhile.
+		decoded := make([]*cachedObject, len(resp.Events))
+		for i, ev := range resp.Events {
+			if ev.Type != clientv3.EventTypePut {
+				continue
+			}
+			cached, err := c.decode(ev.Kv.Value, ev.Kv.ModRevision)
+			if err != nil {
+				c.opts.Logger.Error("cacher cannot decode object, relisting", "key", string(ev.Kv.Key), "error", err)
+				return
+			}
+			decoded[i] = cached
+		}
+		c.mu.Lock()
+		for i, ev := range resp.Events {
+			c.applyLocked(string(ev.Kv.Key), ev.Kv.ModRevision, decoded[i])
+		}
+		c.setRevisionLocked(resp.Events[len(resp.Events)-1].Kv.ModRevision)
+		c.mu.Unlock()
+	}
+}
+
+// applyLocked applies one change (cur nil: deletion), records it in the
+// ring and hands it to the watchers.
+func (c *Cacher) applyLocked(key string, rev int64, cur *cachedObject) {
+	prev := c.objects[key]
+	ev := cacheEvent{key: key, rev: rev, cur: cur, prev: prev}
+	switch {
+	case cur != nil && prev == nil:
+		ev.typ = watch.Added
+		c.objects[key] = cur
+		i := sort.SearchStrings(c.keys, key)
+		c.keys = append(c.keys, "")
+		copy(c.keys[i+1:], c.keys[i:])
+		c.keys[i] = key
+	case cur != nil:
+		ev.typ = watch.Modified
+		c.objects[key] = cur
+	case prev != nil:
+		ev.typ = watch.Deleted
+		delete(c.objects, key)
+		if i := sort.SearchStrings(c.keys, key); i < len(c.keys) && c.keys[i] == key {
+			c.keys = append(c.keys[:i], c.keys[i+1:]...)
+		}
+		ev.deleted = prev.obj.DeepCopyObject()
+		_ = setResourceVersion(ev.deleted, rev)
+	default:
+		return // deletion of something never seen
+	}
+	if c.ringLen == len(c.ring) {
+		c.ringFloor = c.ring[c.ringHead].rev
+		c.ring[c.ringHead] = ev
+		c.ringHead = (c.ringHead + 1) % len(c.ring)
+	} else {
+		c.ring[(c.ringHead+c.ringLen)%len(c.ring)] = ev
+		c.ringLen++
+	}
+	for w := range c.watchers {
+		if out, ok := w.convert(&ev); ok {
+			c.deliverLocked(w, out)
+		}
+	}
+}
+
+func (c *Cacher) setRevisionLocked(rev int64) {
+	if rev <= c.revision {
+		return
+	}
+	c.revision = rev
+	close(c.revChanged)
+	c.revChanged = make(chan struct{})
+}
+
+// deliverLocked queues ev for w, terminating w if its buffer is full so a
+// slow client never holds up the others (client-go re-watches).
+func (c *Cacher) deliverLocked(w *cacheWatcher, ev watch.Event) {
+	select {
+	case w.input <- ev:
+	default:
+		c.opts.Logger.Info("terminating slow watcher", "resource", c.cfg.Resource.String(), "buffer", cap(w.input))
+		c.terminateLocked(w, nil)
+	}
+}
+
+// terminateLocked unregisters w and closes its input; w's goroutine then
+// passes on what was queued (plus last, if room) and closes the result.
+func (c *Cacher) terminateLocked(w *cacheWatcher, last *watch.Event) {
+	if _, ok := c.watchers[w]; !ok {
+		return
+	}
+	delete(c.watchers, w)
+	if last != nil {
+		select {
+		case w.input <- *last:
+		default:
+		}
+	}
+	close(w.input)
+}
+
+// sendBookmarks periodically gives bookmark-enabled watchers the cache
+// revision, so they can resume from it even if their selector is quiet.
+func (c *Cacher) sendBookmarks() {
+	ticker := time.NewTicker(c.opts.BookmarkInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		c.mu.Lock()
+		bookmark := watch.Event{Type: watch.Bookmark, Object: c.store.bookmarkObject(c.revision, false)}
+		for w := range c.watchers {
+			if w.bookmarks {
+				select {
+				case w.input <- bookmark:
+				default: // a full buffer already means a busy watcher
+				}
+			}
+		}
+		c.mu.Unlock()
+	}
+}
+
+// Watch implements Interface from the cache; one etcd watch serves all.
+func (c *Cacher) Watch(ctx context.Context, key string, opts ListOptions) (watch.Interface, error) {
+	rev, err := parseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return nil, err
+	}
+	if !c.waitReady(ctx) {
+		return c.store.Watch(ctx, key, opts)
+	}
+	sendInitial := rev == 0
+	endBookmark := opts.SendInitialEvents != nil && *opts.SendInitialEvents
+	if opts.SendInitialEvents != nil {
+		sendInitial = *opts.SendInitialEvents
+	}
+	if opts.ResourceVersion == "" && sendInitial {
+		// Consistent initial state; on timeout the cache's own state is
+		// still a valid "latest" for a watch.
+		_ = c.waitConsistent(ctx)
+	} else if err := c.waitForRevision(ctx, rev); err != nil {
+		return nil, err
+	}
+	pred := opts.Predicate
+	if pred.GetAttrs == nil {
+		pred.GetAttrs = c.cfg.GetAttrs
+	}
+	if opts.Recursive && !strings.HasSuffix(key, "/") {
+		key += "/"
+	}
+	watchCtx, cancel := context.WithCancel(ctx)
+	w := &cacheWatcher{
+		cacher:    c,
+		ctx:       watchCtx,
+		cancel:    cancel,
+		key:       key,
+		recursive: opts.Recursive,
+		pred:      pred,
+		bookmarks: opts.ProgressNotify,
+		input:     make(chan watch.Event, c.opts.WatcherBufferSize),
+		result:    make(chan watch.Event),
+	}
+
+	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		cancel()
+		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("the %s cache is stopped", c.cfg.Resource))
+	}
+	var initial []watch.Event
+	switch {
+	case sendInitial:
+		selected := c.selectLocked(strings.TrimSuffix(key, "/"), opts.Recursive, pred)
+		initial = make([]watch.Event, 0, len(selected)+1)
+		for _, cached := range selected {
+			initial = append(initial, watch.Event{Type: watch.Added, Object: cached.obj})
+		}
+		if endBookmark {
+			initial = append(initial, watch.Event{Type: watch.Bookmark, Object: c.store.bookmarkObject(c.revision, true)})
+		}
+	case rev > 0:
+		if rev < c.ringFloor {
+			floor := c.ringFloor
+			c.mu.Unlock()
+			cancel()
+			return nil, tooOldResourceVersionError(rev, floor)
+		}
+		for i := 0; i < c.ringLen; i++ {
+			ev := &c.ring[(c.ringHead+i)%len(c.ring)]
+			if ev.rev <= rev {
+				continue
+			}
+			if out, ok := w.convert(ev); ok {
+				initial = append(initial, out)
+			}
+		}
+	}
+	c.watchers[w] = struct{}{}
+	c.mu.Unlock()
+	go w.run(initial)
+	return w, nil
+}
+
+// cacheWatcher is one watch served from the cache.
+type cacheWatcher struct {
+	cacher    *Cacher
+	ctx       context.Context
+	cancel    context.CancelFunc
+	key       string // prefix (ends in "/") when recursive
+	recursive bool
+	pred      SelectionPredicate
+	bookmarks bool
+	// input is written and closed only under cacher.mu.
+	input    chan watch.Event
+	result   chan watch.Event
+	stopOnce sync.Once
+}
+
+func (w *cacheWatcher) ResultChan() <-chan watch.Event { return w.result }
+
+// Stop unregisters the watcher; its result channel is closed shortly after.
+func (w *cacheWatcher) Stop() {
+	w.stopOnce.Do(func() {
+		w.cancel()
+		w.cacher.mu.Lock()
+		w.cacher.terminateLocked(w, nil)
+		w.cacher.mu.Unlock()
+	})
+}
+
+// run sends the initial events, then the live ones, until stopped.
+func (w *cacheWatcher) run(initial []watch.Event) {
+	defer close(w.result)
+	defer w.Stop()
+	send := func(ev watch.Event) bool {
+		select {
+		case w.result <- ev:
+			return true
+		case <-w.ctx.Done():
+			return false
+		case <-w.cacher.ctx.Done():
+			return false
+		}
+	}
+	for _, ev := range initial {
+		if !send(ev) {
+			return
+		}
+	}
+	for {
+		select {
+		case ev, ok := <-w.input:
+			if !ok || !send(ev) {
+				return
+			}
+		case <-w.ctx.Done():
+			return
+		}
+	}
+}
+
+// convert turns a cache event into what this watcher sees, with kube's
+// selector transitions.
+func (w *cacheWatcher) convert(ev *cacheEvent) (watch.Event, bool) {
+	if w.recursive {
+		if !strings.HasPrefix(ev.key, w.key) {
+			return watch.Event{}, false
+		}
+	} else if ev.key != w.key {
+		return watch.Event{}, false
+	}
+	curMatch := ev.cur != nil && matchesCached(w.pred, ev.cur)
+	prevMatch := ev.prev != nil && matchesCached(w.pred, ev.prev)
+	switch ev.typ {
+	case watch.Added:
+		return watch.Event{Type: watch.Added, Object: ev.cur.obj}, curMatch
+	case watch.Deleted:
+		return watch.Event{Type: watch.Deleted, Object: ev.deleted}, prevMatch
+	}
+	switch {
+	case curMatch && prevMatch:
+		return watch.Event{Type: watch.Modified, Object: ev.cur.obj}, true
+	case curMatch:
+		return watch.Event{Type: watch.Added, Object: ev.cur.obj}, true
+	case prevMatch:
+		gone := ev.prev.obj.DeepCopyObject()
+		_ = setResourceVersion(gone, ev.rev)
+		return watch.Event{Type: watch.Deleted, Object: gone}, true
+	}
+	return watch.Event{}, false
+}

@@ -1,0 +1,447 @@
+package storage
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+func newTestCacher(t testing.TB, cfg Config, opts CacherOptions) *Cacher {
+	t.Helper()
+	c, err := NewCacher(NewStore(testClient, cfg), cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	return c
+}
+
+func mustRV(t testing.TB, rv string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil {
+		t.Fatalf("resourceVersion %q: %v", rv, err)
+	}
+	return n
+}
+
+func TestCacherReads(t *testing.T) {
+	ctx := testContext(t)
+	cfg := testConfig(t)
+	createConfigMaps(t, NewStore(testClient, cfg), cfg, "ns", 5, func(i int) map[string]string {
+		return map[string]string{"even": strconv.FormatBool(i%2 == 0)}
+	})
+	cacher := newTestCacher(t, cfg, CacherOptions{})
+
+	list := &corev1.ConfigMapList{}
+	if err := cacher.GetList(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true, ResourceVersion: "0"}, list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 5 || list.Items[0].Name != "cm-00000" || list.Items[4].Name != "cm-00004" {
+		t.Fatalf("RV=0 list: %d items", len(list.Items))
+	}
+
+	// A consistent list right after a write sees the write.
+	created := &corev1.ConfigMap{}
+	if err := cacher.Create(ctx, objectKey(cfg, "ns", "new"), newConfigMap("ns", "new", nil), created, 0); err != nil {
+		t.Fatal(err)
+	}
+	consistent := &corev1.ConfigMapList{}
+	if err := cacher.GetList(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true}, consistent); err != nil {
+		t.Fatal(err)
+	}
+	if len(consistent.Items) != 6 || mustRV(t, consistent.ResourceVersion) < mustRV(t, created.ResourceVersion) {
+		t.Fatalf("consistent list: %d items at %s, created at %s", len(consistent.Items), consistent.ResourceVersion, created.ResourceVersion)
+	}
+
+	got := &corev1.ConfigMap{}
+	if err := cacher.Get(ctx, objectKey(cfg, "ns", "new"), GetOptions{ResourceVersion: created.ResourceVersion}, got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Name != "new" || got.ResourceVersion != created.ResourceVersion {
+		t.Fatalf("get not older than: %+v", got)
+	}
+	// Get returns a copy: changing it leaves the cache alone.
+	got.Labels = map[string]string{"mutated": "yes"}
+	again := &corev1.ConfigMap{}
+	if err := cacher.Get(ctx, objectKey(cfg, "ns", "new"), GetOptions{ResourceVersion: "0"}, again); err != nil {
+		t.Fatal(err)
+	}
+	if again.Labels["mutated"] != "" {
+		t.Fatal("Get handed out the cached object")
+	}
+	if err := cacher.Get(ctx, objectKey(cfg, "ns", "absent"), GetOptions{ResourceVersion: "0"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("absent: want NotFound, got %v", err)
+	}
+
+	even := &corev1.ConfigMapList{}
+	pred := SelectionPredicate{Label: labels.SelectorFromSet(labels.Set{"even": "true"})}
+	if err := cacher.GetList(ctx, cfg.ResourcePrefix+"/ns", ListOptions{Recursive: true, ResourceVersion: "0", Predicate: pred}, even); err != nil {
+		t.Fatal(err)
+	}
+	if len(even.Items) != 3 {
+		t.Fatalf("label selector from cache: %d items, want 3", len(even.Items))
+	}
+
+	future := strconv.FormatInt(mustRV(t, created.ResourceVersion)+1_000_000, 10)
+	quick := newTestCacher(t, cfg, CacherOptions{FreshnessTimeout: 200 * time.Millisecond})
+	err := quick.GetList(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true, ResourceVersion: future}, &corev1.ConfigMapList{})
+	if !apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge) {
+		t.Fatalf("future RV: want too large, got %v", err)
+	}
+}
+
+func TestCacherConsistentListOfQuietResourceUsesProgress(t *testing.T) {
+	ctx := testContext(t)
+	cfg := testConfig(t)
+	cacher := newTestCacher(t, cfg, CacherOptions{})
+	if err := cacher.GetList(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true, ResourceVersion: "0"}, &corev1.ConfigMapList{}); err != nil {
+		t.Fatal(err)
+	}
+	// A write elsewhere moves etcd's revision but sends this prefix nothing.
+	resp, err := testClient.Put(ctx, cfg.ResourcePrefix+"-elsewhere/x", "y")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := cacher.GetList(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true}, &corev1.ConfigMapList{}); err != nil {
+		t.Fatal(err)
+	}
+	if cacher.Revision() < resp.Header.Revision {
+		t.Fatalf("cache at %d after a consistent list, etcd write at %d (fell back to etcd after %v)",
+			cacher.Revision(), resp.Header.Revision, time.Since(start))
+	}
+}
+
+func updateData(t *testing.T, s Interface, key, value string) *corev1.ConfigMap {
+	t.Helper()
+	out := &corev1.ConfigMap{}
+	err := s.GuaranteedUpdate(context.Background(), key, out, false, nil, func(in runtime.Object) (runtime.Object, error) {
+		cm := in.(*corev1.ConfigMap).DeepCopy()
+		cm.Data = map[string]string{"v": value}
+		return cm, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestCacherWatchFromResourceVersion(t *testing.T) {
+	ctx := testContext(t)
+	cfg := testConfig(t)
+	cacher := newTestCacher(t, cfg, CacherOptions{})
+	key := objectKey(cfg, "ns", "w")
+	created := &corev1.ConfigMap{}
+	if err := cacher.Create(ctx, key, newConfigMap("ns", "w", nil), created, 0); err != nil {
+		t.Fatal(err)
+	}
+	u1 := updateData(t, cacher, key, "1")
+	u2 := updateData(t, cacher, key, "2")
+	deleted := &corev1.ConfigMap{}
+	if err := cacher.Delete(ctx, key, deleted, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	// Starting at the create replays what came after it, in order.
+	w, err := cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true, ResourceVersion: created.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if got := expectEvent(t, w, watch.Modified, "w"); got.ResourceVersion != u1.ResourceVersion || got.Data["v"] != "1" {
+		t.Fatalf("first modification: %+v", got)
+	}
+	if got := expectEvent(t, w, watch.Modified, "w"); got.ResourceVersion != u2.ResourceVersion {
+		t.Fatalf("second modification at %s, want %s", got.ResourceVersion, u2.ResourceVersion)
+	}
+	if got := expectEvent(t, w, watch.Deleted, "w"); got.ResourceVersion != deleted.ResourceVersion {
+		t.Fatalf("deletion at %s, want %s", got.ResourceVersion, deleted.ResourceVersion)
+	}
+	// Live events follow the replay.
+	if err := cacher.Create(ctx, key, newConfigMap("ns", "w", nil), nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	expectEvent(t, w, watch.Added, "w")
+}
+
+func TestCacherWatchOlderThanRingIsExpired(t *testing.T) {
+	ctx := testContext(t)
+	cfg := testConfig(t)
+	cacher := newTestCacher(t, cfg, CacherOptions{EventRingSize: 4})
+	first := &corev1.ConfigMap{}
+	if err := cacher.Create(ctx, objectKey(cfg, "ns", "first"), newConfigMap("ns", "first", nil), first, 0); err != nil {
+		t.Fatal(err)
+	}
+	createConfigMaps(t, cacher, cfg, "ns", 10, nil)
+	// Make sure the cache has seen all ten.
+	if err := cacher.GetList(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true}, &corev1.ConfigMapList{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true, ResourceVersion: first.ResourceVersion})
+	if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
+		t.Fatalf("watch before the ring: want 410, got %v", err)
+	}
+	// The newest revision in the ring still works.
+	recent, err := cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true, ResourceVersion: strconv.FormatInt(cacher.Revision()-2, 10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer recent.Stop()
+	expectEvent(t, recent, watch.Added, "cm-00008")
+	expectEvent(t, recent, watch.Added, "cm-00009")
+}
+
+func TestCacherWatchersShareOneEtcdWatch(t *testing.T) {
+	ctx := testContext(t)
+	cfg := testConfig(t)
+	cacher := newTestCacher(t, cfg, CacherOptions{})
+	var watchers []watch.Interface
+	for range 10 {
+		w, err := cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true, ResourceVersion: "0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		watchers = append(watchers, w)
+	}
+	if err := cacher.Create(ctx, objectKey(cfg, "ns", "shared"), newConfigMap("ns", "shared", nil), nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range watchers {
+		expectEvent(t, w, watch.Added, "shared")
+	}
+	if n := cacher.EtcdWatchCount(); n != 1 {
+		t.Fatalf("%d etcd watches for 10 watchers, want 1", n)
+	}
+	if n := cacher.WatcherCount(); n != 10 {
+		t.Fatalf("WatcherCount = %d, want 10", n)
+	}
+}
+
+func TestCacherWatchSelectorTransitions(t *testing.T) {
+	ctx := testContext(t)
+	cfg := testConfig(t)
+	cacher := newTestCacher(t, cfg, CacherOptions{})
+	key := objectKey(cfg, "ns", "t")
+	if err := cacher.Create(ctx, key, newConfigMap("ns", "t", nil), nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	pred := SelectionPredicate{Label: labels.SelectorFromSet(labels.Set{"tier": "gold"})}
+	w, err := cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true, Predicate: pred})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	setTier := func(tier string) string {
+		out := &corev1.ConfigMap{}
+		err := cacher.GuaranteedUpdate(ctx, key, out, false, nil, func(in runtime.Object) (runtime.Object, error) {
+			cm := in.(*corev1.ConfigMap).DeepCopy()
+			cm.Labels = map[string]string{"tier": tier}
+			return cm, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.ResourceVersion
+	}
+	setTier("gold")
+	leftRV := setTier("gold2")
+	setTier("bronze")
+	setTier("gold")
+	expectEvent(t, w, watch.Added, "t")
+	// Relabelled to gold2 then bronze: only leaving the selector shows, as
+	// the last matching state at the revision it left.
+	if got := expectEvent(t, w, watch.Deleted, "t"); got.Labels["tier"] != "gold" || got.ResourceVersion != leftRV {
+		t.Fatalf("deleted on leaving the selector: %+v, left at %s", got, leftRV)
+	}
+	expectEvent(t, w, watch.Added, "t")
+}
+
+func TestCacherBookmarks(t *testing.T) {
+	ctx := testContext(t)
+	cfg := testConfig(t)
+	cacher := newTestCacher(t, cfg, CacherOptions{BookmarkInterval: 50 * time.Millisecond})
+	created := &corev1.ConfigMap{}
+	if err := cacher.Create(ctx, objectKey(cfg, "ns", "b"), newConfigMap("ns", "b", nil), created, 0); err != nil {
+		t.Fatal(err)
+	}
+	w, err := cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true, ResourceVersion: created.ResourceVersion, ProgressNotify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	ev := nextEvent(t, w)
+	cm, ok := ev.Object.(*corev1.ConfigMap)
+	if ev.Type != watch.Bookmark || !ok || mustRV(t, cm.ResourceVersion) < mustRV(t, created.ResourceVersion) || cm.Name != "" {
+		t.Fatalf("want a bookmark at >= %s, got %s %#v", created.ResourceVersion, ev.Type, ev.Object)
+	}
+	// Watchers that did not ask get none.
+	plain, err := cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true, ResourceVersion: created.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Stop()
+	select {
+	case ev := <-plain.ResultChan():
+		t.Fatalf("unexpected %s event without bookmarks", ev.Type)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+func TestCacherSendInitialEvents(t *testing.T) {
+	ctx := testContext(t)
+	cfg := testConfig(t)
+	createConfigMaps(t, NewStore(testClient, cfg), cfg, "ns", 3, nil)
+	cacher := newTestCacher(t, cfg, CacherOptions{})
+	yes := true
+	w, err := cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true, SendInitialEvents: &yes,
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, ProgressNotify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	for i := range 3 {
+		expectEvent(t, w, watch.Added, "cm-0000"+strconv.Itoa(i))
+	}
+	ev := nextEvent(t, w)
+	cm, ok := ev.Object.(*corev1.ConfigMap)
+	if ev.Type != watch.Bookmark || !ok || cm.Annotations[metav1.InitialEventsAnnotationKey] != "true" || cm.ResourceVersion == "" {
+		t.Fatalf("want the initial-events-end bookmark, got %s %#v", ev.Type, ev.Object)
+	}
+}
+
+func TestCacherSurvivesCompaction(t *testing.T) {
+	ctx := testContext(t)
+	cfg := testConfig(t)
+	cacher := newTestCacher(t, cfg, CacherOptions{})
+	createConfigMaps(t, cacher, cfg, "ns", 3, nil)
+	w, err := cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	for i := range 3 {
+		expectEvent(t, w, watch.Added, "cm-0000"+strconv.Itoa(i))
+	}
+	if _, err := CompactNow(ctx, testClient); err != nil {
+		t.Fatal(err)
+	}
+	if err := cacher.Create(ctx, objectKey(cfg, "ns", "after"), newConfigMap("ns", "after", nil), nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	expectEvent(t, w, watch.Added, "after")
+	fresh, err := cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true, ResourceVersion: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Stop()
+	expectEvent(t, fresh, watch.Added, "after") // key order: "after" < "cm-..."
+	for i := range 3 {
+		expectEvent(t, fresh, watch.Added, "cm-0000"+strconv.Itoa(i))
+	}
+
+	// The recovery path of a compacted cacher watch: a relist keeps the
+	// cache and tells existing watchers to start over with a 410.
+	if _, err := cacher.relist(); err != nil {
+		t.Fatal(err)
+	}
+	ev := nextEvent(t, fresh)
+	if status, ok := ev.Object.(*metav1.Status); ev.Type != watch.Error || !ok || status.Code != 410 {
+		t.Fatalf("after relist: want a 410 error event, got %s %#v", ev.Type, ev.Object)
+	}
+	if _, open := <-fresh.ResultChan(); open {
+		t.Fatal("watcher still open after relist")
+	}
+	list := &corev1.ConfigMapList{}
+	if err := cacher.GetList(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true}, list); err != nil || len(list.Items) != 4 {
+		t.Fatalf("list after relist: %d items, %v", len(list.Items), err)
+	}
+}
+
+func TestCacherSlowWatcherIsTerminated(t *testing.T) {
+	ctx := testContext(t)
+	cfg := testConfig(t)
+	const total = 200
+	cacher := newTestCacher(t, cfg, CacherOptions{WatcherBufferSize: 50})
+	slow, err := cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Stop()
+	fast, err := cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fast.Stop()
+	received := make(chan int)
+	go func() {
+		n := 0
+		for range fast.ResultChan() {
+			if n++; n == total {
+				break
+			}
+		}
+		received <- n
+	}()
+	createConfigMaps(t, cacher, cfg, "ns", total, nil)
+	select {
+	case n := <-received:
+		if n != total {
+			t.Fatalf("fast watcher got %d events", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("fast watcher held up")
+	}
+	if n := cacher.WatcherCount(); n != 1 {
+		t.Fatalf("WatcherCount = %d, want 1 (slow one terminated)", n)
+	}
+	// The slow watcher's channel ends after what was queued.
+	for i := 0; ; i++ {
+		if i > 60 {
+			t.Fatal("slow watcher never closed")
+		}
+		if _, open := <-slow.ResultChan(); !open {
+			break
+		}
+	}
+}
+
+func TestCacherStopClosesWatchers(t *testing.T) {
+	ctx := testContext(t)
+	cfg := testConfig(t)
+	cacher, err := NewCacher(NewStore(testClient, cfg), cfg, CacherOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var watchers []watch.Interface
+	for range 3 {
+		w, err := cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		watchers = append(watchers, w)
+	}
+	cacher.Stop()
+	for _, w := range watchers {
+		select {
+		case _, open := <-w.ResultChan():
+			if open {
+				t.Fatal("event after Stop")
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("watcher not closed by Stop")
+		}
+	}
+	if _, err := cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true, ResourceVersion: "0"}); err == nil {
+		t.Fatal("Watch after Stop succeeded")
+	}
+}
