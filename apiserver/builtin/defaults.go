@@ -23,6 +23,9 @@ import (
 // back look as they do from a real cluster. Values kube assigns elsewhere
 // (cluster IPs, node ports, admission plugins) are not set here.
 func defaultObject(obj runtime.Object) {
+	if isNil(obj) {
+		return
+	}
 	switch o := obj.(type) {
 	case *corev1.Pod:
 		defaultPod(o)
@@ -36,6 +39,7 @@ func defaultObject(obj runtime.Object) {
 		if o.Type == "" {
 			o.Type = corev1.SecretTypeOpaque
 		}
+		mergeStringData(o)
 	case *corev1.Namespace:
 		defaultNamespace(o)
 	case *corev1.PersistentVolume:
@@ -665,3 +669,20 @@ func defaultCSIDriver(d *storagev1.CSIDriver) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// mergeStringData does what kube's conversion does: stringData is a
+// write-only convenience, merged into data (winning on conflicts) and never
+// stored or returned.
+func mergeStringData(s *corev1.Secret) {
+	if len(s.StringData) == 0 {
+		s.StringData = nil
+		return
+	}
+	if s.Data == nil {
+		s.Data = map[string][]byte{}
+	}
+	for k, v := range s.StringData {
+		s.Data[k] = []byte(v)
+	}
+	s.StringData = nil
+}

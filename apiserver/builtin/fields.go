@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 	"strconv"
 
@@ -19,6 +20,9 @@ import (
 // objectFields returns the kind-specific selectable fields, as kube's
 // field label lists define them. Kinds without any return an empty set.
 func objectFields(obj runtime.Object) fields.Set {
+	if isNil(obj) {
+		return fields.Set{}
+	}
 	switch o := obj.(type) {
 	case *corev1.Pod:
 		// Like kube, status.podIPs is an accepted label but only the first
@@ -107,8 +111,17 @@ func SupportedFields(k Kind) []string {
 }
 
 func metaOf(obj runtime.Object) (metav1.Object, error) {
-	if obj == nil {
+	if isNil(obj) {
 		return nil, fmt.Errorf("nil object")
 	}
 	return meta.Accessor(obj)
+}
+
+// isNil reports a nil interface or a typed nil pointer.
+func isNil(obj runtime.Object) bool {
+	if obj == nil {
+		return true
+	}
+	v := reflect.ValueOf(obj)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }

@@ -1,26 +1,510 @@
 package builtin
 
 import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/api/validation/path"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-var metadataPath = field.NewPath("metadata")
+var (
+	metadataPath = field.NewPath("metadata")
+	specPath     = field.NewPath("spec")
+)
+
+// nameRuleFor is the metadata.name rule kube applies to kind k.
+func nameRuleFor(k Kind) apivalidation.ValidateNameFunc {
+	switch {
+	case k.GroupVersion.Group == "" && k.Resource == "namespaces":
+		return apivalidation.ValidateNamespaceName
+	case k.GroupVersion.Group == "" && k.Resource == "services":
+		// kube requires service names to start with a letter (DNS-1035),
+		// since they become environment variable names.
+		return apivalidation.NameIsDNS1035Label
+	case k.GroupVersion.Group == rbacv1.GroupName:
+		return path.ValidatePathSegmentName
+	default:
+		return apivalidation.NameIsDNSSubdomain
+	}
+}
 
 func validatorFor(k Kind) func(obj runtime.Object) field.ErrorList {
+	nameRule := nameRuleFor(k)
 	return func(obj runtime.Object) field.ErrorList {
 		m, err := metaOf(obj)
 		if err != nil {
 			return field.ErrorList{field.InternalError(nil, err)}
 		}
-		return apivalidation.ValidateObjectMetaAccessor(m, k.Namespaced, apivalidation.NameIsDNSSubdomain, metadataPath)
+		errs := apivalidation.ValidateObjectMetaAccessor(m, k.Namespaced, nameRule, metadataPath)
+		return append(errs, validateContent(obj)...)
 	}
 }
 
 func updateValidatorFor(k Kind) func(obj, old runtime.Object) field.ErrorList {
 	validate := validatorFor(k)
 	return func(obj, old runtime.Object) field.ErrorList {
-		return validate(obj)
+		newMeta, err := metaOf(obj)
+		if err != nil {
+			return field.ErrorList{field.InternalError(nil, err)}
+		}
+		oldMeta, err := metaOf(old)
+		if err != nil {
+			return field.ErrorList{field.InternalError(nil, err)}
+		}
+		if reflect.TypeOf(obj) != reflect.TypeOf(old) {
+			return field.ErrorList{field.InternalError(nil, fmt.Errorf("cannot update %T from %T", old, obj))}
+		}
+		var errs field.ErrorList
+		// resourceVersion preconditions belong to the REST layer, which
+		// allows unconditional updates.
+		for _, e := range apivalidation.ValidateObjectMetaAccessorUpdate(newMeta, oldMeta, metadataPath) {
+			if e.Field != "metadata.resourceVersion" {
+				errs = append(errs, e)
+			}
+		}
+		errs = append(errs, validate(obj)...)
+		return append(errs, validateImmutable(obj, old)...)
 	}
+}
+
+// validateContent checks everything but metadata, per type.
+func validateContent(obj runtime.Object) field.ErrorList {
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		return validatePodSpec(&o.Spec, specPath, podRestartPolicies)
+	case *corev1.PodTemplate:
+		return validatePodTemplate(&o.Template, field.NewPath("template"), podRestartPolicies)
+	case *corev1.ReplicationController:
+		return validateReplicationController(o)
+	case *corev1.Service:
+		return validateService(o)
+	case *corev1.ConfigMap:
+		return validateConfigMap(o)
+	case *corev1.Secret:
+		return validateSecret(o)
+	case *appsv1.Deployment:
+		return validateDeployment(o)
+	case *appsv1.ReplicaSet:
+		return validateReplicaSet(o)
+	case *appsv1.StatefulSet:
+		return validateStatefulSet(o)
+	case *appsv1.DaemonSet:
+		return validateDaemonSet(o)
+	case *batchv1.Job:
+		return validateJobSpec(&o.Spec, specPath)
+	case *batchv1.CronJob:
+		return validateCronJob(o)
+	case *autoscalingv1.HorizontalPodAutoscaler:
+		return validateHPAReplicas(o.Spec.ScaleTargetRef.Kind, o.Spec.ScaleTargetRef.Name, o.Spec.MinReplicas, o.Spec.MaxReplicas)
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		return validateHPAReplicas(o.Spec.ScaleTargetRef.Kind, o.Spec.ScaleTargetRef.Name, o.Spec.MinReplicas, o.Spec.MaxReplicas)
+	case *policyv1.PodDisruptionBudget:
+		return validatePodDisruptionBudget(o)
+	case *networkingv1.Ingress:
+		return validateIngress(o)
+	case *rbacv1.Role:
+		return validatePolicyRules(o.Rules, true)
+	case *rbacv1.ClusterRole:
+		return validatePolicyRules(o.Rules, false)
+	case *rbacv1.RoleBinding:
+		return validateBinding(o.RoleRef, o.Subjects, true)
+	case *rbacv1.ClusterRoleBinding:
+		return validateBinding(o.RoleRef, o.Subjects, false)
+	case *admissionregistrationv1.MutatingWebhookConfiguration:
+		hooks := make([]webhookView, len(o.Webhooks))
+		for i, w := range o.Webhooks {
+			hooks[i] = webhookView{w.Name, w.SideEffects, w.AdmissionReviewVersions, w.ClientConfig, w.FailurePolicy, w.TimeoutSeconds}
+		}
+		return validateWebhooks(hooks)
+	case *admissionregistrationv1.ValidatingWebhookConfiguration:
+		hooks := make([]webhookView, len(o.Webhooks))
+		for i, w := range o.Webhooks {
+			hooks[i] = webhookView{w.Name, w.SideEffects, w.AdmissionReviewVersions, w.ClientConfig, w.FailurePolicy, w.TimeoutSeconds}
+		}
+		return validateWebhooks(hooks)
+	}
+	return nil
+}
+
+// validateImmutable checks the fields kube refuses to change on update.
+func validateImmutable(obj, old runtime.Object) field.ErrorList {
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		return validatePodUpdate(o, old.(*corev1.Pod))
+	case *corev1.Service:
+		return validateServiceUpdate(o, old.(*corev1.Service))
+	case *corev1.ConfigMap:
+		prev := old.(*corev1.ConfigMap)
+		return validateImmutableData(prev.Immutable, o.Immutable,
+			dataChange{"data", !apiequality.Semantic.DeepEqual(o.Data, prev.Data)},
+			dataChange{"binaryData", !apiequality.Semantic.DeepEqual(o.BinaryData, prev.BinaryData)})
+	case *corev1.Secret:
+		prev := old.(*corev1.Secret)
+		errs := apivalidation.ValidateImmutableField(o.Type, prev.Type, field.NewPath("type"))
+		return append(errs, validateImmutableData(prev.Immutable, o.Immutable,
+			dataChange{"data", !apiequality.Semantic.DeepEqual(o.Data, prev.Data)})...)
+	case *appsv1.Deployment:
+		return apivalidation.ValidateImmutableField(o.Spec.Selector, old.(*appsv1.Deployment).Spec.Selector, specPath.Child("selector"))
+	case *appsv1.ReplicaSet:
+		return apivalidation.ValidateImmutableField(o.Spec.Selector, old.(*appsv1.ReplicaSet).Spec.Selector, specPath.Child("selector"))
+	case *appsv1.DaemonSet:
+		return apivalidation.ValidateImmutableField(o.Spec.Selector, old.(*appsv1.DaemonSet).Spec.Selector, specPath.Child("selector"))
+	case *appsv1.StatefulSet:
+		return validateStatefulSetUpdate(o, old.(*appsv1.StatefulSet))
+	case *batchv1.Job:
+		prev := old.(*batchv1.Job)
+		errs := apivalidation.ValidateImmutableField(o.Spec.Selector, prev.Spec.Selector, specPath.Child("selector"))
+		errs = append(errs, apivalidation.ValidateImmutableField(o.Spec.CompletionMode, prev.Spec.CompletionMode, specPath.Child("completionMode"))...)
+		// kube lets suspended jobs change some scheduling fields; devplane
+		// keeps the whole template immutable.
+		return append(errs, apivalidation.ValidateImmutableField(o.Spec.Template, prev.Spec.Template, specPath.Child("template"))...)
+	case *rbacv1.RoleBinding:
+		return validateRoleRefUpdate(o.RoleRef, old.(*rbacv1.RoleBinding).RoleRef)
+	case *rbacv1.ClusterRoleBinding:
+		return validateRoleRefUpdate(o.RoleRef, old.(*rbacv1.ClusterRoleBinding).RoleRef)
+	}
+	return nil
+}
+
+const immutableWhenSet = "field is immutable when `immutable` is set"
+
+type dataChange struct {
+	field   string
+	changed bool
+}
+
+// validateImmutableData enforces immutable ConfigMaps and Secrets: once
+// immutable is true, neither the data nor the flag may change.
+func validateImmutableData(oldImmutable, newImmutable *bool, changes ...dataChange) field.ErrorList {
+	if oldImmutable == nil || !*oldImmutable {
+		return nil
+	}
+	var errs field.ErrorList
+	if newImmutable == nil || !*newImmutable {
+		errs = append(errs, field.Forbidden(field.NewPath("immutable"), immutableWhenSet))
+	}
+	for _, c := range changes {
+		if c.changed {
+			errs = append(errs, field.Forbidden(field.NewPath(c.field), immutableWhenSet))
+		}
+	}
+	return errs
+}
+
+func validateConfigMap(cm *corev1.ConfigMap) field.ErrorList {
+	var errs field.ErrorList
+	total := 0
+	for key, value := range cm.Data {
+		errs = append(errs, validateDataKey(field.NewPath("data"), key)...)
+		total += len(value)
+	}
+	for key, value := range cm.BinaryData {
+		errs = append(errs, validateDataKey(field.NewPath("binaryData"), key)...)
+		if _, dup := cm.Data[key]; dup {
+			errs = append(errs, field.Invalid(field.NewPath("binaryData").Key(key), key, "duplicate of key present in data"))
+		}
+		total += len(value)
+	}
+	if total > corev1.MaxSecretSize {
+		errs = append(errs, field.TooLong(field.NewPath(""), "", corev1.MaxSecretSize))
+	}
+	return errs
+}
+
+func validateDataKey(fldPath *field.Path, key string) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range utilvalidation.IsConfigMapKey(key) {
+		errs = append(errs, field.Invalid(fldPath.Key(key), key, msg))
+	}
+	return errs
+}
+
+// Keys each typed Secret must carry.
+var requiredSecretKeys = map[corev1.SecretType][]string{
+	corev1.SecretTypeDockercfg:        {corev1.DockerConfigKey},
+	corev1.SecretTypeDockerConfigJson: {corev1.DockerConfigJsonKey},
+	corev1.SecretTypeTLS:              {corev1.TLSCertKey, corev1.TLSPrivateKeyKey},
+	corev1.SecretTypeSSHAuth:          {corev1.SSHAuthPrivateKey},
+}
+
+func validateSecret(s *corev1.Secret) field.ErrorList {
+	var errs field.ErrorList
+	dataPath := field.NewPath("data")
+	total := 0
+	for key, value := range s.Data {
+		errs = append(errs, validateDataKey(dataPath, key)...)
+		total += len(value)
+	}
+	for key, value := range s.StringData {
+		errs = append(errs, validateDataKey(field.NewPath("stringData"), key)...)
+		total += len(value)
+	}
+	if total > corev1.MaxSecretSize {
+		errs = append(errs, field.TooLong(dataPath, "", corev1.MaxSecretSize))
+	}
+	for _, key := range requiredSecretKeys[s.Type] {
+		if _, ok := s.Data[key]; !ok {
+			if _, ok := s.StringData[key]; !ok {
+				errs = append(errs, field.Required(dataPath.Key(key), ""))
+			}
+		}
+	}
+	if s.Type == corev1.SecretTypeServiceAccountToken && s.Annotations[corev1.ServiceAccountNameKey] == "" {
+		errs = append(errs, field.Required(metadataPath.Child("annotations").Key(corev1.ServiceAccountNameKey), ""))
+	}
+	if s.Type == corev1.SecretTypeBasicAuth {
+		_, user := s.Data[corev1.BasicAuthUsernameKey]
+		_, password := s.Data[corev1.BasicAuthPasswordKey]
+		if !user && !password {
+			errs = append(errs, field.Required(dataPath.Key(corev1.BasicAuthUsernameKey), ""))
+			errs = append(errs, field.Required(dataPath.Key(corev1.BasicAuthPasswordKey), ""))
+		}
+	}
+	return errs
+}
+
+func validateHPAReplicas(targetKind, targetName string, minReplicas *int32, maxReplicas int32) field.ErrorList {
+	var errs field.ErrorList
+	ref := specPath.Child("scaleTargetRef")
+	if targetKind == "" {
+		errs = append(errs, field.Required(ref.Child("kind"), ""))
+	}
+	if targetName == "" {
+		errs = append(errs, field.Required(ref.Child("name"), ""))
+	}
+	if minReplicas != nil && *minReplicas < 1 {
+		errs = append(errs, field.Invalid(specPath.Child("minReplicas"), *minReplicas, "must be greater than or equal to 1"))
+	}
+	if maxReplicas < 1 {
+		errs = append(errs, field.Invalid(specPath.Child("maxReplicas"), maxReplicas, "must be greater than or equal to 1"))
+	} else if minReplicas != nil && maxReplicas < *minReplicas {
+		errs = append(errs, field.Invalid(specPath.Child("maxReplicas"), maxReplicas, "must be greater than or equal to `minReplicas`"))
+	}
+	return errs
+}
+
+func validatePodDisruptionBudget(pdb *policyv1.PodDisruptionBudget) field.ErrorList {
+	var errs field.ErrorList
+	if pdb.Spec.MinAvailable != nil && pdb.Spec.MaxUnavailable != nil {
+		errs = append(errs, field.Invalid(specPath, pdb.Spec, "minAvailable and maxUnavailable cannot be both set"))
+	}
+	if pdb.Spec.Selector != nil {
+		errs = append(errs, metav1validation.ValidateLabelSelector(pdb.Spec.Selector, metav1validation.LabelSelectorValidationOptions{}, specPath.Child("selector"))...)
+	}
+	return errs
+}
+
+var supportedPathTypes = []networkingv1.PathType{networkingv1.PathTypeExact, networkingv1.PathTypeImplementationSpecific, networkingv1.PathTypePrefix}
+
+func validateIngress(ing *networkingv1.Ingress) field.ErrorList {
+	var errs field.ErrorList
+	if ing.Spec.DefaultBackend == nil && len(ing.Spec.Rules) == 0 {
+		errs = append(errs, field.Invalid(specPath.Child("rules"), ing.Spec.Rules, "either `defaultBackend` or `rules` must be specified"))
+	}
+	for i, rule := range ing.Spec.Rules {
+		rulePath := specPath.Child("rules").Index(i)
+		if rule.Host != "" {
+			hostRule := utilvalidation.IsDNS1123Subdomain
+			if strings.HasPrefix(rule.Host, "*.") {
+				hostRule = utilvalidation.IsWildcardDNS1123Subdomain
+			}
+			for _, msg := range hostRule(rule.Host) {
+				errs = append(errs, field.Invalid(rulePath.Child("host"), rule.Host, msg))
+			}
+		}
+		if rule.HTTP == nil {
+			continue
+		}
+		pathsPath := rulePath.Child("http", "paths")
+		if len(rule.HTTP.Paths) == 0 {
+			errs = append(errs, field.Required(pathsPath, ""))
+		}
+		for j, p := range rule.HTTP.Paths {
+			pathPath := pathsPath.Index(j)
+			switch {
+			case p.PathType == nil:
+				errs = append(errs, field.Required(pathPath.Child("pathType"), "pathType must be specified"))
+			case !containsValue(supportedPathTypes, *p.PathType):
+				errs = append(errs, field.NotSupported(pathPath.Child("pathType"), *p.PathType, supportedPathTypes))
+			case *p.PathType != networkingv1.PathTypeImplementationSpecific && !strings.HasPrefix(p.Path, "/"):
+				errs = append(errs, field.Invalid(pathPath.Child("path"), p.Path, "must be an absolute path"))
+			}
+			if p.Backend.Service == nil && p.Backend.Resource == nil {
+				errs = append(errs, field.Invalid(pathPath.Child("backend"), p.Backend, "one backend must be specified"))
+			}
+		}
+	}
+	return errs
+}
+
+func containsValue[T comparable](values []T, v T) bool {
+	for _, candidate := range values {
+		if candidate == v {
+			return true
+		}
+	}
+	return false
+}
+
+func validatePolicyRules(rules []rbacv1.PolicyRule, namespaced bool) field.ErrorList {
+	var errs field.ErrorList
+	for i, rule := range rules {
+		rulePath := field.NewPath("rules").Index(i)
+		if len(rule.Verbs) == 0 {
+			errs = append(errs, field.Required(rulePath.Child("verbs"), "verbs must contain at least one value"))
+		}
+		if len(rule.NonResourceURLs) > 0 {
+			if namespaced {
+				errs = append(errs, field.Invalid(rulePath.Child("nonResourceURLs"), rule.NonResourceURLs, "namespaced rules cannot apply to non-resource URLs"))
+			}
+			if len(rule.APIGroups) > 0 || len(rule.Resources) > 0 {
+				errs = append(errs, field.Invalid(rulePath.Child("nonResourceURLs"), rule.NonResourceURLs, "rules cannot apply to both regular resources and non-resource URLs"))
+			}
+			continue
+		}
+		if len(rule.APIGroups) == 0 {
+			errs = append(errs, field.Required(rulePath.Child("apiGroups"), "resource rules must supply at least one api group"))
+		}
+		if len(rule.Resources) == 0 {
+			errs = append(errs, field.Required(rulePath.Child("resources"), "resource rules must supply at least one resource"))
+		}
+	}
+	return errs
+}
+
+func validateBinding(ref rbacv1.RoleRef, subjects []rbacv1.Subject, namespaced bool) field.ErrorList {
+	var errs field.ErrorList
+	refPath := field.NewPath("roleRef")
+	if ref.APIGroup != rbacv1.GroupName {
+		errs = append(errs, field.NotSupported(refPath.Child("apiGroup"), ref.APIGroup, []string{rbacv1.GroupName}))
+	}
+	allowedKinds := []string{"ClusterRole"}
+	if namespaced {
+		allowedKinds = []string{"Role", "ClusterRole"}
+	}
+	if !containsValue(allowedKinds, ref.Kind) {
+		errs = append(errs, field.NotSupported(refPath.Child("kind"), ref.Kind, allowedKinds))
+	}
+	if ref.Name == "" {
+		errs = append(errs, field.Required(refPath.Child("name"), ""))
+	} else {
+		for _, msg := range path.ValidatePathSegmentName(ref.Name, false) {
+			errs = append(errs, field.Invalid(refPath.Child("name"), ref.Name, msg))
+		}
+	}
+	subjectKinds := []string{rbacv1.ServiceAccountKind, rbacv1.UserKind, rbacv1.GroupKind}
+	for i, s := range subjects {
+		sPath := field.NewPath("subjects").Index(i)
+		if s.Name == "" {
+			errs = append(errs, field.Required(sPath.Child("name"), ""))
+		}
+		switch s.Kind {
+		case rbacv1.ServiceAccountKind:
+			if s.APIGroup != "" {
+				errs = append(errs, field.NotSupported(sPath.Child("apiGroup"), s.APIGroup, []string{""}))
+			}
+			if !namespaced && s.Namespace == "" {
+				errs = append(errs, field.Required(sPath.Child("namespace"), ""))
+			}
+		case rbacv1.UserKind, rbacv1.GroupKind:
+			if s.APIGroup != rbacv1.GroupName {
+				errs = append(errs, field.NotSupported(sPath.Child("apiGroup"), s.APIGroup, []string{rbacv1.GroupName}))
+			}
+		default:
+			errs = append(errs, field.NotSupported(sPath.Child("kind"), s.Kind, subjectKinds))
+		}
+	}
+	return errs
+}
+
+func validateRoleRefUpdate(ref, old rbacv1.RoleRef) field.ErrorList {
+	if ref != old {
+		return field.ErrorList{field.Invalid(field.NewPath("roleRef"), ref, "cannot change roleRef")}
+	}
+	return nil
+}
+
+// webhookView is what mutating and validating webhooks share for validation.
+type webhookView struct {
+	name                    string
+	sideEffects             *admissionregistrationv1.SideEffectClass
+	admissionReviewVersions []string
+	clientConfig            admissionregistrationv1.WebhookClientConfig
+	failurePolicy           *admissionregistrationv1.FailurePolicyType
+	timeoutSeconds          *int32
+}
+
+var (
+	noSideEffectClasses             = []string{string(admissionregistrationv1.SideEffectClassNone), string(admissionregistrationv1.SideEffectClassNoneOnDryRun)}
+	acceptedAdmissionReviewVersions = []string{"v1", "v1beta1"}
+	supportedFailurePolicies        = []string{string(admissionregistrationv1.Fail), string(admissionregistrationv1.Ignore)}
+)
+
+func validateWebhooks(hooks []webhookView) field.ErrorList {
+	var errs field.ErrorList
+	seen := map[string]bool{}
+	for i, h := range hooks {
+		hookPath := field.NewPath("webhooks").Index(i)
+		errs = append(errs, utilvalidation.IsFullyQualifiedName(hookPath.Child("name"), h.name)...)
+		if seen[h.name] {
+			errs = append(errs, field.Duplicate(hookPath.Child("name"), h.name))
+		}
+		seen[h.name] = true
+		if h.sideEffects == nil {
+			errs = append(errs, field.Required(hookPath.Child("sideEffects"), "must specify one of "+strings.Join(noSideEffectClasses, ", ")))
+		} else if !containsValue(noSideEffectClasses, string(*h.sideEffects)) {
+			errs = append(errs, field.NotSupported(hookPath.Child("sideEffects"), *h.sideEffects, noSideEffectClasses))
+		}
+		errs = append(errs, validateAdmissionReviewVersions(h.admissionReviewVersions, hookPath.Child("admissionReviewVersions"))...)
+		cc := h.clientConfig
+		switch {
+		case (cc.URL == nil) == (cc.Service == nil):
+			errs = append(errs, field.Required(hookPath.Child("clientConfig"), "exactly one of url or service is required"))
+		case cc.Service != nil:
+			svcPath := hookPath.Child("clientConfig", "service")
+			if cc.Service.Name == "" {
+				errs = append(errs, field.Required(svcPath.Child("name"), "service name is required"))
+			}
+			if cc.Service.Namespace == "" {
+				errs = append(errs, field.Required(svcPath.Child("namespace"), "service namespace is required"))
+			}
+		case !strings.HasPrefix(*cc.URL, "https://"):
+			errs = append(errs, field.Invalid(hookPath.Child("clientConfig", "url"), *cc.URL, "'https' is the only allowed URL scheme"))
+		}
+		if h.failurePolicy != nil && !containsValue(supportedFailurePolicies, string(*h.failurePolicy)) {
+			errs = append(errs, field.NotSupported(hookPath.Child("failurePolicy"), *h.failurePolicy, supportedFailurePolicies))
+		}
+		if h.timeoutSeconds != nil && (*h.timeoutSeconds < 1 || *h.timeoutSeconds > 30) {
+			errs = append(errs, field.Invalid(hookPath.Child("timeoutSeconds"), *h.timeoutSeconds, "the timeout value must be between 1 and 30 seconds"))
+		}
+	}
+	return errs
+}
+
+func validateAdmissionReviewVersions(versions []string, fldPath *field.Path) field.ErrorList {
+	if len(versions) == 0 {
+		return field.ErrorList{field.Required(fldPath, "must specify one of "+strings.Join(acceptedAdmissionReviewVersions, ", "))}
+	}
+	for _, v := range versions {
+		if containsValue(acceptedAdmissionReviewVersions, v) {
+			return nil
+		}
+	}
+	return field.ErrorList{field.Invalid(fldPath, versions, "must include at least one of "+strings.Join(acceptedAdmissionReviewVersions, ", "))}
 }
