@@ -548,3 +548,69 @@ func BenchmarkFirstV2BuildAndServe(b *testing.B) {
 func resetDefinitions(refPrefix string) func() definitionSet {
 	return sync.OnceValue(func() definitionSet { return buildGeneratedDefinitions(refPrefix) })
 }
+
+// everyGeneratedKind serves every generated kind that has a list kind, to
+// size documents like a full built-in API surface.
+func everyGeneratedKind() []Resource {
+	var resources []Resource
+	for name, value := range groupVersionKindsByDefinition() {
+		for _, entry := range value {
+			gvk := entry.(map[string]interface{})
+			kind := gvk["kind"].(string)
+			if strings.HasSuffix(kind, "List") || !strings.HasSuffix(name, "."+kind) || Definitions()[name+"List"] == nil {
+				continue
+			}
+			resources = append(resources, Resource{
+				Group: gvk["group"].(string), Version: gvk["version"].(string), Resource: strings.ToLower(kind) + "s",
+				Kind: kind, ListKind: kind + "List", Namespaced: true, Verbs: allVerbs, Subresources: []string{"status"},
+				DefinitionName: name,
+			})
+		}
+	}
+	return resources
+}
+
+func BenchmarkFirstV2BuildAndServeAllKinds(b *testing.B) {
+	resources := everyGeneratedKind()
+	var size int
+	for i := 0; i < b.N; i++ {
+		generatedV2 = resetDefinitions(v2RefPrefix)
+		s := NewService("v1.37.0")
+		s.Update(resources, nil)
+		response := get(b, s, "/openapi/v2", map[string]string{"Accept": protobufV2})
+		if response.StatusCode != http.StatusOK {
+			b.Fatalf("cold v2 request: %s", response.Status)
+		}
+		size = len(readBody(b, response))
+	}
+	b.ReportMetric(float64(len(resources)), "resources")
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/op")
+	b.ReportMetric(float64(size), "protobuf-bytes")
+}
+
+func TestConcurrentUpdateAndServe(t *testing.T) {
+	s := newTestService(t)
+	var wg sync.WaitGroup
+	for _, url := range []string{"/openapi/v2", "/openapi/v3", "/openapi/v3/apis/apps/v1"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 5; i++ {
+				if response := get(t, s, url, nil); response.StatusCode != http.StatusOK && response.StatusCode != http.StatusNotFound {
+					t.Errorf("GET %s during updates: %s", url, response.Status)
+				}
+			}
+		}()
+	}
+	for i := 0; i < 5; i++ {
+		resources := builtinResources()
+		if i%2 == 0 {
+			resources = append(resources, cronTabResource())
+		}
+		s.Update(resources, cronTabSchemas())
+	}
+	wg.Wait()
+	if _, ok := fetchV3Index(t, s).Paths["apis/stable.example.com/v1"]; !ok {
+		t.Error("the last Update (with the custom resource) is not what is served")
+	}
+}
