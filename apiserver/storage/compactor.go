@@ -60,7 +60,11 @@ func compactRound(ctx context.Context, client *clientv3.Client, round, rev int64
 	current := resp.Header.Revision
 	if !resp.Succeeded {
 		// Another replica compacts this round; follow its count.
-		return resp.Responses[0].GetResponseRange().Kvs[0].Version, current, nil
+		kvs := resp.Responses[0].GetResponseRange().Kvs
+		if len(kvs) == 0 {
+			return 0, current, nil // the key was deleted: start counting again
+		}
+		return kvs[0].Version, current, nil
 	}
 	if rev > 0 {
 		if _, err := client.Compact(ctx, rev); err != nil && !errors.Is(err, rpctypes.ErrCompacted) {
