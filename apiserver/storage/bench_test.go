@@ -3,12 +3,15 @@ package storage
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // Benchmarks report ops/s beside raw etcd through the same client, so the
@@ -159,3 +162,44 @@ func BenchmarkList2000(b *testing.B) {
 }
 
 func clientv3WithPrefix() []clientv3.OpOption { return []clientv3.OpOption{clientv3.WithPrefix()} }
+
+// BenchmarkWatchDelivery measures how long after Create returns the event
+// reaches a Cacher watcher, beside the Create latency itself.
+func BenchmarkWatchDelivery(b *testing.B) {
+	ctx := context.Background()
+	cfg := testConfig(b)
+	cacher := newTestCacher(b, cfg, CacherOptions{})
+	w, err := cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Stop()
+	createLatency := make([]time.Duration, 0, b.N)
+	deliveryLatency := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cm := newConfigMap("ns", strconv.Itoa(i), nil)
+		start := time.Now()
+		if err := cacher.Create(ctx, objectKey(cfg, "ns", cm.Name), cm, nil, 0); err != nil {
+			b.Fatal(err)
+		}
+		created := time.Now()
+		select {
+		case ev := <-w.ResultChan():
+			if ev.Type != watch.Added {
+				b.Fatalf("got %s", ev.Type)
+			}
+		case <-time.After(10 * time.Second):
+			b.Fatal("no event within 10s")
+		}
+		createLatency = append(createLatency, created.Sub(start))
+		deliveryLatency = append(deliveryLatency, time.Since(start))
+	}
+	b.StopTimer()
+	median := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2].Microseconds())
+	}
+	b.ReportMetric(median(createLatency), "create-p50-µs")
+	b.ReportMetric(median(deliveryLatency), "event-p50-µs")
+}
