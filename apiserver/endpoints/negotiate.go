@@ -1,0 +1,189 @@
+package endpoints
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Response shapes a client can ask for with the "as" media type parameter.
+const (
+	asObject                = ""
+	asTable                 = "Table"
+	asPartialObjectMetadata = "PartialObjectMetadata"
+	asPartialObjectList     = "PartialObjectMetadataList"
+)
+
+// mediaChoice is one negotiated response format.
+type mediaChoice struct {
+	info runtime.SerializerInfo
+	// as is asObject, asTable or a PartialObjectMetadata form; metaVersion
+	// is the meta.k8s.io version asked for (v1 or v1beta1).
+	as          string
+	metaVersion string
+}
+
+// gzipThreshold: smaller responses are not worth compressing.
+const gzipThreshold = 128 * 1024
+
+// negotiate picks the response format from the Accept header. Clauses this
+// server cannot produce are skipped; none acceptable is a 406.
+func (h *handler) negotiate(r *http.Request) (mediaChoice, error) {
+	accept := r.Header.Get("Accept")
+	if strings.TrimSpace(accept) == "" {
+		return mediaChoice{info: h.jsonInfo}, nil
+	}
+	for _, clause := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(clause))
+		if err != nil {
+			continue
+		}
+		info, ok := h.serializerFor(mt)
+		if !ok {
+			continue
+		}
+		as := params["as"]
+		switch as {
+		case asObject:
+			return mediaChoice{info: info}, nil
+		case asTable, asPartialObjectMetadata, asPartialObjectList:
+			v := params["v"]
+			if params["g"] != metav1.GroupName || (v != "v1" && v != "v1beta1") {
+				continue
+			}
+			return mediaChoice{info: info, as: as, metaVersion: v}, nil
+		}
+	}
+	return mediaChoice{}, notAcceptable(h.mediaTypes)
+}
+
+// serializerFor maps an Accept media type to a serializer; wildcards get
+// JSON.
+func (h *handler) serializerFor(mediaType string) (runtime.SerializerInfo, bool) {
+	switch mediaType {
+	case "*/*", "application/*":
+		return h.jsonInfo, true
+	}
+	return runtime.SerializerInfoForMediaType(h.codecs.SupportedMediaTypes(), mediaType)
+}
+
+func notAcceptable(types []string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure,
+		Code:   http.StatusNotAcceptable,
+		Reason: metav1.StatusReasonNotAcceptable,
+		Message: "only the following media types are accepted: " + strings.Join(types, ", ") +
+			" (with as=Table or as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1)",
+	}}
+}
+
+func unsupportedMediaType(types []string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusUnsupportedMediaType,
+		Reason:  metav1.StatusReasonUnsupportedMediaType,
+		Message: "the body of the request was in an unknown format - accepted media types include: " + strings.Join(types, ", "),
+	}}
+}
+
+// setKind stamps obj with its kind in gv, as every response object carries
+// apiVersion and kind.
+func (h *handler) setKind(obj runtime.Object, gv schema.GroupVersion) {
+	gvks, _, err := h.scheme.ObjectKinds(obj)
+	if err != nil || len(gvks) == 0 {
+		return
+	}
+	gvk := gvks[0]
+	for _, k := range gvks {
+		if k.GroupVersion() == gv {
+			gvk = k
+		}
+	}
+	if obj.GetObjectKind().GroupVersionKind() != gvk {
+		obj.GetObjectKind().SetGroupVersionKind(gvk)
+	}
+}
+
+// writeObject encodes obj (already in its response shape) with the
+// negotiated serializer.
+func (h *handler) writeObject(w http.ResponseWriter, r *http.Request, code int, obj runtime.Object, gv schema.GroupVersion, mc mediaChoice) {
+	h.setKind(obj, gv)
+	var buf bytes.Buffer
+	if err := mc.info.Serializer.Encode(obj, &buf); err != nil {
+		if code >= 400 {
+			// Encoding the error itself failed: plain text is all that is left.
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		h.writeError(w, r, apierrors.NewInternalError(fmt.Errorf("encoding response: %w", err)))
+		return
+	}
+	writeBody(w, r, code, mc.info.MediaType, buf.Bytes())
+}
+
+func writeBody(w http.ResponseWriter, r *http.Request, code int, contentType string, body []byte) {
+	hdr := w.Header()
+	hdr.Set("Content-Type", contentType)
+	if len(body) > gzipThreshold && acceptsGzip(r) {
+		var zbuf bytes.Buffer
+		zw := gzip.NewWriter(&zbuf)
+		_, _ = zw.Write(body)
+		_ = zw.Close()
+		body = zbuf.Bytes()
+		hdr.Set("Content-Encoding", "gzip")
+		hdr.Add("Vary", "Accept-Encoding")
+	}
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(code)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
+}
+
+func acceptsGzip(r *http.Request) bool {
+	for _, enc := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		if strings.TrimSpace(strings.SplitN(enc, ";", 2)[0]) == "gzip" {
+			return true
+		}
+	}
+	return false
+}
+
+// statusFor turns any error into the Status kube would send.
+func statusFor(err error) *metav1.Status {
+	var st metav1.Status
+	if s, ok := err.(apierrors.APIStatus); ok {
+		st = s.Status()
+	} else {
+		st = apierrors.NewInternalError(err).ErrStatus
+	}
+	st.Kind, st.APIVersion = "Status", "v1"
+	if st.Status == "" {
+		st.Status = metav1.StatusFailure
+	}
+	if st.Code == 0 {
+		st.Code = http.StatusInternalServerError
+	}
+	return &st
+}
+
+// writeError answers with a Status in the negotiated format (JSON when
+// negotiation itself failed).
+func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	st := statusFor(err)
+	mc, nerr := h.negotiate(r)
+	if nerr != nil || mc.info.MediaType == "" {
+		mc = mediaChoice{info: h.jsonInfo}
+	}
+	mc.as = asObject
+	h.writeObject(w, r, int(st.Code), st, schema.GroupVersion{Version: "v1"}, mc)
+}

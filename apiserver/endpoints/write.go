@@ -1,0 +1,396 @@
+package endpoints
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+var scaleGV = autoscalingv1.SchemeGroupVersion
+
+// readBody reads the request body, refusing more than MaxBodyBytes.
+func (h *handler) readBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, h.opts.MaxBodyBytes+1))
+	if err != nil {
+		return nil, apierrors.NewBadRequest("reading the request body: " + err.Error())
+	}
+	if int64(len(body)) > h.opts.MaxBodyBytes {
+		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", h.opts.MaxBodyBytes))
+	}
+	return body, nil
+}
+
+// warnings collects Warning headers for one request; a transform may run
+// more than once, so it is reset on each run.
+type warnings struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (wn *warnings) reset() { wn.mu.Lock(); wn.msgs = nil; wn.mu.Unlock() }
+func (wn *warnings) add(msg string) {
+	wn.mu.Lock()
+	wn.msgs = append(wn.msgs, msg)
+	wn.mu.Unlock()
+}
+
+// writeTo adds the collected warnings as RFC 7234 Warning headers, kube's
+// format: 299 - "message".
+func (wn *warnings) writeTo(w http.ResponseWriter) {
+	wn.mu.Lock()
+	defer wn.mu.Unlock()
+	for _, m := range wn.msgs {
+		w.Header().Add("Warning", "299 - "+strconv.Quote(m))
+	}
+}
+
+func fieldValidation(r *http.Request) (string, error) {
+	v := r.URL.Query().Get("fieldValidation")
+	switch v {
+	case "", "Warn":
+		return "Warn", nil
+	case "Ignore", "Strict":
+		return v, nil
+	}
+	return "", apierrors.NewBadRequest(fmt.Sprintf(`fieldValidation must be one of "Ignore", "Warn", or "Strict", got %q`, v))
+}
+
+// decodeBody decodes a request body of mediaType into a new object of gvk,
+// applying the field validation level to unknown and duplicate fields.
+func (h *handler) decodeBody(body []byte, mediaType string, gvk schema.GroupVersionKind, newObj func() runtime.Object,
+	validation string, wn *warnings) (obj runtime.Object, err error) {
+	info, ok := runtime.SerializerInfoForMediaType(h.codecs.SupportedMediaTypes(), mediaType)
+	if !ok {
+		return nil, unsupportedMediaType(h.mediaTypes)
+	}
+	decoder := info.Serializer
+	if validation != "Ignore" && info.StrictSerializer != nil {
+		decoder = info.StrictSerializer
+	}
+	cannotHandle := func(err error) error {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
+			gvk.Kind, gvk.Version, gvk.Kind, err))
+	}
+	defer func() {
+		// Hostile bodies must never take the server down.
+		if p := recover(); p != nil {
+			obj, err = nil, cannotHandle(fmt.Errorf("malformed body: %v", p))
+		}
+	}()
+	if len(body) == 0 {
+		return nil, apierrors.NewBadRequest("the request body is empty")
+	}
+	obj, got, err := decoder.Decode(body, &gvk, newObj())
+	if err != nil {
+		strict, isStrict := runtime.AsStrictDecodingError(err)
+		if !isStrict || obj == nil {
+			return nil, cannotHandle(err)
+		}
+		if validation == "Strict" {
+			return nil, cannotHandle(err)
+		}
+		for _, e := range strict.Errors() {
+			wn.add(e.Error())
+		}
+	}
+	if got != nil && got.GroupVersion() != gvk.GroupVersion() {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf(
+			"the API version in the data (%s) does not match the expected API version (%s)", got.GroupVersion(), gvk.GroupVersion()))
+	}
+	if got != nil && got.Kind != gvk.Kind {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf(
+			"the kind in the data (%s) does not match the expected kind (%s)", got.Kind, gvk.Kind))
+	}
+	return obj, nil
+}
+
+func requestMediaType(r *http.Request) string {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return runtime.ContentTypeJSON
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return ct
+	}
+	return mt
+}
+
+func (h *handler) create(ctx context.Context, w http.ResponseWriter, r *http.Request, sc *scope, mc mediaChoice) {
+	if sc.info.Subresource != "" {
+		h.writeError(w, r, methodNotAllowed("create"))
+		return
+	}
+	var opts metav1.CreateOptions
+	if err := h.params.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, &opts); err != nil {
+		h.writeError(w, r, apierrors.NewBadRequest(err.Error()))
+		return
+	}
+	validation, err := fieldValidation(r)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	body, err := h.readBody(r)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	wn := &warnings{}
+	obj, err := h.decodeBody(body, requestMediaType(r), sc.res.GroupVersionKind(), sc.res.New, validation, wn)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	out, err := sc.res.Store.Create(ctx, sc.namespace, obj, opts)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	wn.writeTo(w)
+	h.respond(ctx, w, r, http.StatusCreated, out, sc, mc)
+}
+
+func (h *handler) update(ctx context.Context, w http.ResponseWriter, r *http.Request, sc *scope, mc mediaChoice) {
+	var opts metav1.UpdateOptions
+	if err := h.params.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, &opts); err != nil {
+		h.writeError(w, r, apierrors.NewBadRequest(err.Error()))
+		return
+	}
+	validation, err := fieldValidation(r)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	body, err := h.readBody(r)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	wn := &warnings{}
+	mediaType := requestMediaType(r)
+	if sc.info.Subresource == "scale" {
+		requested, err := h.decodeBody(body, mediaType, scaleGV.WithKind("Scale"),
+			func() runtime.Object { return &autoscalingv1.Scale{} }, validation, wn)
+		if err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		out, err := sc.res.Store.UpdateScale(ctx, sc.namespace, sc.info.Name,
+			func(context.Context, *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+				return requested.(*autoscalingv1.Scale).DeepCopy(), nil
+			}, opts)
+		if err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		wn.writeTo(w)
+		h.writeObject(w, r, http.StatusOK, out, scaleGV, mc)
+		return
+	}
+	obj, err := h.decodeBody(body, mediaType, sc.res.GroupVersionKind(), sc.res.New, validation, wn)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	out, created, err := sc.res.Store.Update(ctx, sc.namespace, sc.info.Name, sc.info.Subresource,
+		func(context.Context, runtime.Object) (runtime.Object, error) { return obj.DeepCopyObject(), nil }, opts)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	wn.writeTo(w)
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
+	}
+	h.respond(ctx, w, r, code, out, sc, mc)
+}
+
+var supportedPatchTypes = []string{string(types.JSONPatchType), string(types.MergePatchType)}
+
+func applyPatch(patchType string, current, patch []byte) ([]byte, error) {
+	switch patchType {
+	case string(types.MergePatchType):
+		out, err := jsonpatch.MergePatch(current, patch)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		return out, nil
+	case string(types.JSONPatchType):
+		p, err := jsonpatch.DecodePatch(patch)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		out, err := p.Apply(current)
+		if err != nil {
+			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+		}
+		return out, nil
+	}
+	return nil, &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+		Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s",
+			strings.Join(supportedPatchTypes, ", ")),
+	}}
+}
+
+func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Request, sc *scope, mc mediaChoice) {
+	var opts metav1.PatchOptions
+	if err := h.params.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, &opts); err != nil {
+		h.writeError(w, r, apierrors.NewBadRequest(err.Error()))
+		return
+	}
+	patchType := requestMediaType(r)
+	if patchType != string(types.MergePatchType) && patchType != string(types.JSONPatchType) {
+		_, err := applyPatch(patchType, nil, nil)
+		h.writeError(w, r, err)
+		return
+	}
+	validation, err := fieldValidation(r)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	patchBody, err := h.readBody(r)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	updateOpts := metav1.UpdateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}
+	wn := &warnings{}
+	// patched applies the patch to the JSON form of current and decodes the
+	// result as a new object of gvk.
+	patched := func(current runtime.Object, gvk schema.GroupVersionKind, newObj func() runtime.Object) (runtime.Object, error) {
+		wn.reset()
+		h.setKind(current, gvk.GroupVersion())
+		var buf strings.Builder
+		if err := h.jsonInfo.Serializer.Encode(current, &buf); err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		out, err := applyPatch(patchType, []byte(buf.String()), patchBody)
+		if err != nil {
+			return nil, err
+		}
+		return h.decodeBody(out, runtime.ContentTypeJSON, gvk, newObj, validation, wn)
+	}
+	if sc.info.Subresource == "scale" {
+		out, err := sc.res.Store.UpdateScale(ctx, sc.namespace, sc.info.Name,
+			func(_ context.Context, current *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+				obj, err := patched(current, scaleGV.WithKind("Scale"), func() runtime.Object { return &autoscalingv1.Scale{} })
+				if err != nil {
+					return nil, err
+				}
+				return obj.(*autoscalingv1.Scale), nil
+			}, updateOpts)
+		if err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		wn.writeTo(w)
+		h.writeObject(w, r, http.StatusOK, out, scaleGV, mc)
+		return
+	}
+	out, _, err := sc.res.Store.Update(ctx, sc.namespace, sc.info.Name, sc.info.Subresource,
+		func(_ context.Context, current runtime.Object) (runtime.Object, error) {
+			return patched(current, sc.res.GroupVersionKind(), sc.res.New)
+		}, updateOpts)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	wn.writeTo(w)
+	h.respond(ctx, w, r, http.StatusOK, out, sc, mc)
+}
+
+// deleteOptions come from the query and, when present, the body (which
+// wins), in any of the supported encodings.
+func (h *handler) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
+	opts := &metav1.DeleteOptions{}
+	if err := h.params.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	body, err := h.readBody(r)
+	if err != nil || len(body) == 0 {
+		return opts, err
+	}
+	info, ok := runtime.SerializerInfoForMediaType(h.codecs.SupportedMediaTypes(), requestMediaType(r))
+	if !ok {
+		return nil, unsupportedMediaType(h.mediaTypes)
+	}
+	defaults := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+	obj, _, err := info.Serializer.Decode(body, &defaults, opts)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	decoded, ok := obj.(*metav1.DeleteOptions)
+	if !ok {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("expected DeleteOptions in the body, got %T", obj))
+	}
+	return decoded, nil
+}
+
+func (h *handler) delete(ctx context.Context, w http.ResponseWriter, r *http.Request, sc *scope, mc mediaChoice) {
+	if sc.info.Subresource != "" {
+		h.writeError(w, r, methodNotAllowed("delete"))
+		return
+	}
+	opts, err := h.deleteOptions(r)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	store := sc.res.Store
+	obj, deleted, err := store.Delete(ctx, sc.namespace, sc.info.Name, opts)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	if deleted && !store.ReturnDeletedObject {
+		st := store.DeletedStatus(obj)
+		st.Code = http.StatusOK
+		h.writeObject(w, r, http.StatusOK, st, schema.GroupVersion{Version: "v1"}, mediaChoice{info: mc.info})
+		return
+	}
+	h.respond(ctx, w, r, http.StatusOK, obj, sc, mc)
+}
+
+func (h *handler) deleteCollection(ctx context.Context, w http.ResponseWriter, r *http.Request, sc *scope, mc mediaChoice) {
+	if sc.info.Subresource != "" {
+		h.writeError(w, r, methodNotAllowed("deletecollection"))
+		return
+	}
+	listOpts, err := h.listOptions(r)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	opts, err := h.deleteOptions(r)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	list, err := sc.res.Store.DeleteCollection(ctx, sc.namespace, opts, listOpts)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	h.respond(ctx, w, r, http.StatusOK, list, sc, mc)
+}
+
