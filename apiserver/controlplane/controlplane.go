@@ -19,6 +19,7 @@ import (
 
 	"github.com/devplane/devplane/apiserver/authn"
 	"github.com/devplane/devplane/apiserver/healthz"
+	"github.com/devplane/devplane/apiserver/registry"
 	"github.com/devplane/devplane/apiserver/server"
 	"github.com/devplane/devplane/apiserver/storage"
 	"github.com/devplane/devplane/certs"
@@ -72,7 +73,9 @@ type ControlPlane struct {
 	Aggregator *server.GenericAPIServer
 	Core       *server.GenericAPIServer
 	Extensions *server.GenericAPIServer
-	prepared   atomic.Pointer[server.PreparedServer]
+	// CoreRegistry holds the built-in resources the core server serves.
+	CoreRegistry *registry.Registry
+	prepared     atomic.Pointer[server.PreparedServer]
 
 	steps     *steps
 	stopOnce  sync.Once
@@ -203,6 +206,7 @@ func (cp *ControlPlane) buildChain() error {
 	if cp.Aggregator, err = config(AggregatorName).New(cp.Core); err != nil {
 		return err
 	}
+	cp.installOpenAPI()
 	return nil
 }
 
@@ -222,10 +226,13 @@ func (cp *ControlPlane) installCore() error {
 		return err
 	}
 	// Keep the etcd history bounded; the watch cache survives compaction.
-	return cp.Core.AddPostStartHook("start-etcd-compactor", func(ctx context.Context) error {
+	if err := cp.Core.AddPostStartHook("start-etcd-compactor", func(ctx context.Context) error {
 		go storage.StartCompactor(ctx, cp.Etcd.Client(), CompactionInterval, cp.logger.With("component", "compactor"))
 		return nil
-	})
+	}); err != nil {
+		return err
+	}
+	return cp.installCoreAPI()
 }
 
 // CompactionInterval is how often etcd history older than one interval is

@@ -1,0 +1,283 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"reflect"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/devplane/devplane/apiserver/builtin"
+	"github.com/devplane/devplane/apiserver/endpoints"
+	"github.com/devplane/devplane/apiserver/openapi"
+	"github.com/devplane/devplane/apiserver/printers"
+	"github.com/devplane/devplane/apiserver/registry"
+	"github.com/devplane/devplane/apiserver/request"
+	"github.com/devplane/devplane/apiserver/storage"
+	"github.com/devplane/devplane/apiserver/version"
+)
+
+// systemNamespaces exist in every cluster; the bootstrap hook creates them.
+var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}
+
+// installCoreAPI serves every built-in kind from a watch cache over etcd
+// and adds the hooks that create what every cluster has.
+func (cp *ControlPlane) installCoreAPI() error {
+	reg := registry.New()
+	var cachers []*storage.Cacher
+	for _, k := range builtin.Kinds() {
+		cfg := registry.StorageConfig(k)
+		cacher, err := storage.NewCacher(storage.NewStore(cp.Etcd.Client(), cfg), cfg,
+			storage.CacherOptions{Logger: cp.logger.With("component", "watch-cache", "resource", cfg.Resource.String())})
+		if err != nil {
+			return fmt.Errorf("watch cache for %s: %w", cfg.Resource, err)
+		}
+		cachers = append(cachers, cacher)
+		res := registry.NewResourceFromBuiltin(k, cacher)
+		res.Table = printers.For(res.GVR.GroupResource())
+		reg.Add(res)
+	}
+	cp.CoreRegistry = reg
+	cp.Core.SetAPIHandler(func(next http.Handler) http.Handler {
+		return endpoints.NewAPIHandler(reg, endpoints.Options{
+			Scheme:   builtin.Scheme,
+			Codecs:   builtin.Codecs,
+			NotFound: next,
+			Tables:   func(gr schema.GroupResource) registry.TableConvertor { return printers.For(gr) },
+		})
+	})
+	if err := cp.Core.AddPreShutdownHook("stop-watch-caches", func() error {
+		for _, c := range cachers {
+			c.Stop()
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := cp.Core.AddPostStartHook("bootstrap-namespaces", cp.bootstrapNamespaces); err != nil {
+		return err
+	}
+	return cp.Core.AddPostStartHook("bootstrap-kubernetes-service", cp.bootstrapKubernetesService)
+}
+
+// installOpenAPI serves /openapi/v2 and /openapi/v3 from the head and keeps
+// the documents in step with the registry.
+func (cp *ControlPlane) installOpenAPI() {
+	svc := openapi.NewService(version.Get().GitVersion)
+	update := func() { svc.Update(openAPIResources(cp.CoreRegistry), nil) }
+	update()
+	cp.CoreRegistry.OnChange(update)
+	cp.Aggregator.Handle("/openapi/v2", svc)
+	cp.Aggregator.Handle("/openapi/v3", svc)
+	cp.Aggregator.Handle("/openapi/v3/*path", svc)
+}
+
+func openAPIResources(reg *registry.Registry) []openapi.Resource {
+	var out []openapi.Resource
+	for _, r := range reg.Resources() {
+		out = append(out, openapi.Resource{
+			Group: r.GVR.Group, Version: r.GVR.Version, Resource: r.GVR.Resource,
+			Kind: r.Kind, ListKind: r.ListKind, Namespaced: r.Namespaced,
+			Verbs: r.Verbs, Subresources: r.Subresources(),
+			DefinitionName: definitionName(r),
+		})
+	}
+	return out
+}
+
+// definitionName is the OpenAPI name of a built-in kind, derived from its
+// Go package path (k8s.io/api/apps/v1.Deployment → io.k8s.api.apps.v1.Deployment).
+func definitionName(r *registry.Resource) string {
+	pkgPath := reflect.TypeOf(r.New()).Elem().PkgPath()
+	parts := strings.Split(pkgPath, "/")
+	// k8s.io/api/<group>/<version> → io.k8s.api.<group>.<version>
+	if len(parts) >= 2 && parts[0] == "k8s.io" {
+		parts[0] = "io.k8s"
+	}
+	return strings.Join(parts, ".") + "." + r.Kind
+}
+
+// systemContext acts as the API server itself.
+func systemContext(ctx context.Context) context.Context {
+	return request.WithUser(ctx, &request.User{Name: "system:apiserver", Groups: []string{"system:masters"}})
+}
+
+func (cp *ControlPlane) store(group, version, resource string) *registry.Store {
+	res, ok := cp.CoreRegistry.Lookup(group, version, resource)
+	if !ok {
+		panic("controlplane: built-in resource missing: " + resource)
+	}
+	return res.Store
+}
+
+func (cp *ControlPlane) bootstrapNamespaces(ctx context.Context) error {
+	ctx = systemContext(ctx)
+	namespaces := cp.store("", "v1", "namespaces")
+	for _, name := range systemNamespaces {
+		err := retry(ctx, func() error {
+			_, err := namespaces.Create(ctx, "", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+			if apierrors.IsAlreadyExists(err) {
+				return nil
+			}
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("creating namespace %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// bootstrapKubernetesService creates the kubernetes Service in default with
+// the first service IP, and its Endpoints and EndpointSlice pointing at us.
+func (cp *ControlPlane) bootstrapKubernetesService(ctx context.Context) error {
+	ctx = systemContext(ctx)
+	if err := waitForNamespace(ctx, cp.store("", "v1", "namespaces"), metav1.NamespaceDefault); err != nil {
+		return err
+	}
+	ip := FirstServiceIP(cp.opts.ServiceClusterIPRange).String()
+	port := int32(cp.Port())
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubernetes", Namespace: metav1.NamespaceDefault,
+			Labels: map[string]string{"component": "apiserver", "provider": "kubernetes"}},
+		Spec: corev1.ServiceSpec{
+			Type:      corev1.ServiceTypeClusterIP,
+			ClusterIP: ip, ClusterIPs: []string{ip},
+			Ports: []corev1.ServicePort{{Name: "https", Protocol: corev1.ProtocolTCP, Port: 443,
+				TargetPort: intstr.FromInt32(port)}},
+			SessionAffinity: corev1.ServiceAffinityNone,
+		},
+	}
+	if err := createIfAbsent(ctx, cp.store("", "v1", "services"), svc); err != nil {
+		return fmt.Errorf("creating the kubernetes Service: %w", err)
+	}
+	addr := cp.advertiseIP().String()
+	eps := &corev1.Endpoints{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubernetes", Namespace: metav1.NamespaceDefault,
+			Labels: map[string]string{"endpointslice.kubernetes.io/skip-mirror": "true"}},
+		Subsets: []corev1.EndpointSubset{{
+			Addresses: []corev1.EndpointAddress{{IP: addr}},
+			Ports:     []corev1.EndpointPort{{Name: "https", Port: port, Protocol: corev1.ProtocolTCP}},
+		}},
+	}
+	if err := upsert(ctx, cp.store("", "v1", "endpoints"), eps); err != nil {
+		return fmt.Errorf("writing the kubernetes Endpoints: %w", err)
+	}
+	ready := true
+	portName, proto := "https", corev1.ProtocolTCP
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubernetes", Namespace: metav1.NamespaceDefault,
+			Labels: map[string]string{discoveryv1.LabelServiceName: "kubernetes",
+				discoveryv1.LabelManagedBy: "devplane"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{addr}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+		Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &port, Protocol: &proto}},
+	}
+	if err := upsert(ctx, cp.store("discovery.k8s.io", "v1", "endpointslices"), slice); err != nil {
+		return fmt.Errorf("writing the kubernetes EndpointSlice: %w", err)
+	}
+	return nil
+}
+
+func (cp *ControlPlane) advertiseIP() net.IP {
+	if ip := cp.opts.AdvertiseAddress; ip != nil && !ip.IsUnspecified() {
+		return ip
+	}
+	return net.IPv4(127, 0, 0, 1)
+}
+
+func waitForNamespace(ctx context.Context, namespaces *registry.Store, name string) error {
+	return retry(ctx, func() error {
+		_, err := namespaces.Get(ctx, "", name, metav1.GetOptions{})
+		return err
+	})
+}
+
+func createIfAbsent(ctx context.Context, s *registry.Store, obj runtime.Object) error {
+	return retry(ctx, func() error {
+		_, err := s.Create(ctx, namespaceOf(obj), obj.DeepCopyObject(), metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	})
+}
+
+// upsert creates obj or replaces the existing object's content with it.
+func upsert(ctx context.Context, s *registry.Store, obj runtime.Object) error {
+	return retry(ctx, func() error {
+		_, err := s.Create(ctx, namespaceOf(obj), obj.DeepCopyObject(), metav1.CreateOptions{})
+		if !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		name := nameOf(obj)
+		_, _, err = s.Update(ctx, namespaceOf(obj), name, "", func(_ context.Context, existing runtime.Object) (runtime.Object, error) {
+			out := obj.DeepCopyObject()
+			copyObjectMeta(out, existing)
+			return out, nil
+		}, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+// retry runs fn until it succeeds, ctx ends, or ten seconds pass: bootstrap
+// races the watch caches' first lists.
+func retry(ctx context.Context, fn func() error) error {
+	deadline := time.Now().Add(10 * time.Second)
+	delay := 5 * time.Millisecond
+	for {
+		err := fn()
+		if err == nil || time.Now().After(deadline) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		if delay < 200*time.Millisecond {
+			delay *= 2
+		}
+	}
+}
+
+func namespaceOf(obj runtime.Object) string {
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return acc.GetNamespace()
+}
+
+func nameOf(obj runtime.Object) string {
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return acc.GetName()
+}
+
+// copyObjectMeta gives out the identity of existing (uid, creation time,
+// resourceVersion) so an update replaces content, not identity.
+func copyObjectMeta(out, existing runtime.Object) {
+	o, err1 := meta.Accessor(out)
+	e, err2 := meta.Accessor(existing)
+	if err1 != nil || err2 != nil {
+		return
+	}
+	o.SetUID(e.GetUID())
+	o.SetCreationTimestamp(e.GetCreationTimestamp())
+	o.SetResourceVersion(e.GetResourceVersion())
+	o.SetGeneration(e.GetGeneration())
+}
