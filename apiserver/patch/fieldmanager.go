@@ -1,0 +1,242 @@
+package patch
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+
+	"github.com/devplane/devplane/apiserver/builtin"
+	"github.com/devplane/devplane/apiserver/openapi"
+)
+
+// builtinTypeConverter is built from every generated definition on first
+// use: it takes a while (see BenchmarkBuiltinTypeConverter) and most
+// processes only need it once something writes.
+var builtinTypeConverter = sync.OnceValues(func() (managedfields.TypeConverter, error) {
+	return managedfields.NewTypeConverter(openapi.Definitions(), false)
+})
+
+// BuiltinTypeConverter returns the shared TypeConverter of the built-in
+// kinds, building it on the first call.
+func BuiltinTypeConverter() (managedfields.TypeConverter, error) {
+	return builtinTypeConverter()
+}
+
+// FieldManager keeps metadata.managedFields of one kind as kube-apiserver
+// does: an Update entry for every create, update and patch, server-side
+// apply with conflict detection, and the client-side to server-side apply
+// upgrade for the "kubectl" manager. Safe for concurrent use.
+type FieldManager struct {
+	gvk       schema.GroupVersionKind
+	custom    bool
+	converter func() (managedfields.TypeConverter, error)
+	defaulter runtime.ObjectDefaulter
+
+	mu            sync.Mutex
+	bySubresource map[string]*managedfields.FieldManager
+}
+
+var builtinFieldManagers sync.Map // schema.GroupVersionKind → *FieldManager
+
+// BuiltinFieldManager returns the FieldManager of a built-in kind (one per
+// kind for the process). The type converter is built on first use.
+func BuiltinFieldManager(gvk schema.GroupVersionKind) *FieldManager {
+	if f, ok := builtinFieldManagers.Load(gvk); ok {
+		return f.(*FieldManager)
+	}
+	f, _ := builtinFieldManagers.LoadOrStore(gvk, &FieldManager{
+		gvk:       gvk,
+		converter: builtinTypeConverter,
+		defaulter: kindDefaulter(gvk),
+	})
+	return f.(*FieldManager)
+}
+
+// NewCustomFieldManager returns a FieldManager for a custom resource of gvk,
+// whose objects are *unstructured.Unstructured. converter comes from the
+// CRD's schema (managedfields.NewTypeConverter with the CRD's
+// preserveUnknownFields); nil deduces types from the objects, making every
+// field and list atomic, as kube does for schemaless CRDs.
+func NewCustomFieldManager(gvk schema.GroupVersionKind, converter managedfields.TypeConverter) *FieldManager {
+	if converter == nil {
+		converter = managedfields.NewDeducedTypeConverter()
+	}
+	return &FieldManager{
+		gvk:       gvk,
+		custom:    true,
+		converter: func() (managedfields.TypeConverter, error) { return converter, nil },
+		defaulter: noDefaults{},
+	}
+}
+
+// forSubresource returns the apimachinery field manager recording entries
+// for subresource ("" for the main resource, "status", "scale").
+func (f *FieldManager) forSubresource(subresource string) (*managedfields.FieldManager, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if m, ok := f.bySubresource[subresource]; ok {
+		return m, nil
+	}
+	tc, err := f.converter()
+	if err != nil {
+		return nil, fmt.Errorf("building type converter: %w", err)
+	}
+	var m *managedfields.FieldManager
+	gv := f.gvk.GroupVersion()
+	if f.custom {
+		m, err = managedfields.NewDefaultCRDFieldManager(tc, unstructuredConvertor{}, f.defaulter, unstructuredCreater{}, f.gvk, gv, subresource, nil)
+	} else {
+		m, err = managedfields.NewDefaultFieldManager(tc, runtime.UnsafeObjectConvertor(builtin.Scheme), f.defaulter, builtin.Scheme, f.gvk, gv, subresource, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if f.bySubresource == nil {
+		f.bySubresource = map[string]*managedfields.FieldManager{}
+	}
+	f.bySubresource[subresource] = m
+	return m, nil
+}
+
+// UpdateManagedFields records an Update by manager in newObj's managedFields
+// for a create (live nil), update or non-apply patch, and returns the object
+// to store. managedFields sent by the client are kept when they decode, as
+// in kube; an empty list resets them. Use ManagerFromUserAgent when the
+// request names no fieldManager.
+func (f *FieldManager) UpdateManagedFields(live, newObj runtime.Object, manager, subresource string) (runtime.Object, error) {
+	m, err := f.forSubresource(subresource)
+	if err != nil {
+		return nil, asStatus(err)
+	}
+	if live == nil {
+		live = f.newEmpty()
+	}
+	out, err := m.Update(live, newObj, manager)
+	return out, asStatus(err)
+}
+
+// ApplyPatch performs a server-side apply of body (YAML or JSON) by manager
+// onto live, or onto an empty object when live is nil (create on apply).
+// Conflicts with other managers are kube's 409 with a FieldManagerConflict
+// cause per field, unless force takes the fields over. Run CheckApplyBody
+// afterwards for fieldValidation.
+func (f *FieldManager) ApplyPatch(live runtime.Object, body []byte, manager string, force bool, subresource string) (runtime.Object, error) {
+	if manager == "" {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "PatchOptions"}, "", field.ErrorList{
+			field.Required(field.NewPath("fieldManager"), "is required for apply patch"),
+		})
+	}
+	if errs := validation.ValidateFieldManager(manager, field.NewPath("fieldManager")); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "PatchOptions"}, "", errs)
+	}
+	applied := &unstructured.Unstructured{Object: map[string]any{}}
+	if err := yaml.Unmarshal(body, &applied.Object); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+	}
+	if applied.Object == nil { // an empty or "null" body
+		applied.Object = map[string]any{}
+	}
+	m, err := f.forSubresource(subresource)
+	if err != nil {
+		return nil, asStatus(err)
+	}
+	if live == nil {
+		live = f.newEmpty()
+	}
+	out, err := m.Apply(live, applied, manager, force)
+	return out, asStatus(err)
+}
+
+func (f *FieldManager) newEmpty() runtime.Object {
+	if f.custom {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		u.SetGroupVersionKind(f.gvk)
+		return u
+	}
+	return newObject(f.gvk)
+}
+
+// ManagerFromUserAgent is the manager kube records for requests without a
+// fieldManager: the User-Agent up to its first "/", printable characters
+// only, at most 128 bytes ("kubectl-edit/v1.32.0 (linux/amd64) ..." →
+// "kubectl-edit").
+func ManagerFromUserAgent(userAgent string) string {
+	prefix, _, _ := strings.Cut(userAgent, "/")
+	var buf bytes.Buffer
+	for _, r := range prefix {
+		if !unicode.IsPrint(r) {
+			continue
+		}
+		if buf.Len()+utf8.RuneLen(r) > validation.FieldManagerMaxLength {
+			break
+		}
+		buf.WriteRune(r)
+	}
+	return buf.String()
+}
+
+// kindDefaulter applies the built-in kind's defaults to applied objects,
+// so that fields set by defaulting do not show up as changes.
+func kindDefaulter(gvk schema.GroupVersionKind) runtime.ObjectDefaulter {
+	for _, k := range builtin.Kinds() {
+		if k.GroupVersion == gvk.GroupVersion() && k.Kind == gvk.Kind && k.Default != nil {
+			return defaultFunc(k.Default)
+		}
+	}
+	return noDefaults{}
+}
+
+type defaultFunc func(runtime.Object)
+
+func (d defaultFunc) Default(obj runtime.Object) { d(obj) }
+
+type noDefaults struct{}
+
+func (noDefaults) Default(runtime.Object) {}
+
+// unstructuredConvertor serves custom resources, stored in the version they
+// are served in: converting only stamps the target version.
+type unstructuredConvertor struct{}
+
+func (unstructuredConvertor) Convert(in, out, context any) error {
+	return fmt.Errorf("unstructured conversion from %T to %T is not supported", in, out)
+}
+
+func (unstructuredConvertor) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
+	u, ok := in.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("custom resources must be unstructured, got %T", in)
+	}
+	gvk, ok := target.KindForGroupVersionKinds([]schema.GroupVersionKind{u.GroupVersionKind()})
+	if !ok {
+		return nil, fmt.Errorf("%v cannot be converted to %v", u.GroupVersionKind(), target)
+	}
+	out := u.DeepCopy()
+	out.SetGroupVersionKind(gvk)
+	return out, nil
+}
+
+func (unstructuredConvertor) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value string) (string, string, error) {
+	return label, value, nil
+}
+
+type unstructuredCreater struct{}
+
+func (unstructuredCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
