@@ -25,9 +25,11 @@ import (
 // builtinTypeConverter is built from every generated definition on first
 // use: it takes a while (see BenchmarkBuiltinTypeConverter) and most
 // processes only need it once something writes.
-var builtinTypeConverter = sync.OnceValues(func() (managedfields.TypeConverter, error) {
+var builtinTypeConverter = sync.OnceValues(newBuiltinTypeConverter)
+
+func newBuiltinTypeConverter() (managedfields.TypeConverter, error) {
 	return managedfields.NewTypeConverter(openapi.Definitions(), false)
-})
+}
 
 // BuiltinTypeConverter returns the shared TypeConverter of the built-in
 // kinds, building it on the first call.
