@@ -1,0 +1,50 @@
+package crdschema
+
+import (
+	"context"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// DefaultCRD applies the apiextensions.k8s.io/v1 defaults (singular, listKind,
+// conversion strategy None, service port 443, storedVersions) in place, as the
+// API server does when decoding a CRD.
+func DefaultCRD(crd *apiextensionsv1.CustomResourceDefinition) {
+	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(crd)
+}
+
+// ValidateCRD validates a CRD for creation. A non-structural schema is
+// rejected with the same field errors kube returns. Call DefaultCRD first.
+func ValidateCRD(crd *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
+	internal, err := toInternal(crd)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	return validation.ValidateCustomResourceDefinition(context.Background(), internal)
+}
+
+// ValidateCRDUpdate validates an update of old into crd; it ratchets rules
+// that were already violated by old, as kube does.
+func ValidateCRDUpdate(crd, old *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
+	internal, err := toInternal(crd)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	internalOld, err := toInternal(old)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	return validation.ValidateCustomResourceDefinitionUpdate(context.Background(), internal, internalOld)
+}
+
+func toInternal(crd *apiextensionsv1.CustomResourceDefinition) (*apiextensions.CustomResourceDefinition, error) {
+	out := &apiextensions.CustomResourceDefinition{}
+	// The conversion reads from its input; a copy keeps callers' CRDs untouched.
+	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(crd.DeepCopy(), out, nil); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
