@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -40,14 +40,11 @@ func ssa(t *testing.T, f *FieldManager, live runtime.Object, body []byte, manage
 func entries(t *testing.T, obj runtime.Object) map[string]string {
 	t.Helper()
 	var mf []metav1.ManagedFieldsEntry
-	switch o := obj.(type) {
-	case *corev1.ConfigMap:
-		mf = o.ManagedFields
-	case *unstructured.Unstructured:
-		mf = o.GetManagedFields()
-	default:
-		t.Fatalf("unexpected type %T", obj)
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		t.Fatal(err)
 	}
+	mf = accessor.GetManagedFields()
 	out := map[string]string{}
 	for _, e := range mf {
 		out[e.Manager+"/"+string(e.Operation)+"/"+e.Subresource] = string(e.FieldsV1.Raw)
