@@ -68,7 +68,7 @@ func TestScaleSubresourceManagedFields(t *testing.T) {
 	deployment.Spec.Replicas = &replicas
 	_, err = BuiltinFieldManager(deploymentGVK).ApplyPatch(deployment, []byte(deploymentApply), "deployer", false, "")
 	status := wantStatus(t, err, http.StatusConflict, metav1.StatusReasonConflict)
-	if want := `Apply failed with 1 conflict: conflict with "kubectl-scale" with subresource "scale": .spec.replicas`; status.ErrStatus.Message != want {
+	if want := `Apply failed with 1 conflict: conflict with "kubectl-scale" with subresource "scale" using apps/v1: .spec.replicas`; status.ErrStatus.Message != want {
 		t.Fatalf("message = %q, want %q", status.ErrStatus.Message, want)
 	}
 }
