@@ -8,6 +8,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 )
@@ -48,8 +49,13 @@ func compileVersion(t testing.TB, crd *apiextensionsv1.CustomResourceDefinition,
 // object decodes a YAML custom resource.
 func object(t testing.TB, doc string) *unstructured.Unstructured {
 	t.Helper()
+	// Decode like the API server: JSON numbers become int64 or float64.
+	data, err := yaml.YAMLToJSON([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
 	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+	if err := utiljson.Unmarshal(data, &u.Object); err != nil {
 		t.Fatal(err)
 	}
 	return u
