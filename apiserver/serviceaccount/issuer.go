@@ -79,12 +79,12 @@ type claims struct {
 }
 
 type kubeClaims struct {
-	Namespace      string  `json:"namespace"`
-	ServiceAccount ref     `json:"serviceaccount"`
-	Pod            *ref    `json:"pod,omitempty"`
-	Secret         *ref    `json:"secret,omitempty"`
-	Node           *ref    `json:"node,omitempty"`
-	WarnAfter      *int64  `json:"warnafter,omitempty"`
+	Namespace      string `json:"namespace"`
+	ServiceAccount ref    `json:"serviceaccount"`
+	Pod            *ref   `json:"pod,omitempty"`
+	Secret         *ref   `json:"secret,omitempty"`
+	Node           *ref   `json:"node,omitempty"`
+	WarnAfter      *int64 `json:"warnafter,omitempty"`
 }
 
 type ref struct {
