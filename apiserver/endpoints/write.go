@@ -13,10 +13,13 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
 )
 
 var scaleGV = autoscalingv1.SchemeGroupVersion
@@ -97,6 +100,11 @@ func (h *handler) decodeBody(body []byte, mediaType string, gvk schema.GroupVers
 		return nil, apierrors.NewBadRequest("the request body is empty")
 	}
 	obj, got, err := decoder.Decode(body, &gvk, newObj())
+	if err != nil && runtime.IsNotRegisteredError(err) {
+		if peeked, ok := peekGVK(body); ok && peeked.GroupVersion() != gvk.GroupVersion() {
+			got, err = &peeked, nil
+		}
+	}
 	if err != nil {
 		strict, isStrict := runtime.AsStrictDecodingError(err)
 		if !isStrict || obj == nil {
@@ -118,6 +126,19 @@ func (h *handler) decodeBody(body []byte, mediaType string, gvk schema.GroupVers
 			"the kind in the data (%s) does not match the expected kind (%s)", got.Kind, gvk.Kind))
 	}
 	return obj, nil
+}
+
+// peekGVK reads apiVersion and kind from a JSON or YAML body.
+func peekGVK(body []byte) (schema.GroupVersionKind, bool) {
+	data, err := yaml.YAMLToJSON(body)
+	if err != nil {
+		return schema.GroupVersionKind{}, false
+	}
+	gvk, err := kjson.DefaultMetaFactory.Interpret(data)
+	if err != nil || gvk == nil {
+		return schema.GroupVersionKind{}, false
+	}
+	return *gvk, true
 }
 
 func requestMediaType(r *http.Request) string {
@@ -207,6 +228,11 @@ func (h *handler) update(ctx context.Context, w http.ResponseWriter, r *http.Req
 	obj, err := h.decodeBody(body, mediaType, sc.res.GroupVersionKind(), sc.res.New, validation, wn)
 	if err != nil {
 		h.writeError(w, r, err)
+		return
+	}
+	if acc, err := meta.Accessor(obj); err == nil && acc.GetName() != sc.info.Name {
+		h.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf(
+			"the name of the object (%s) does not match the name on the URL (%s)", acc.GetName(), sc.info.Name)))
 		return
 	}
 	out, created, err := sc.res.Store.Update(ctx, sc.namespace, sc.info.Name, sc.info.Subresource,
@@ -393,4 +419,3 @@ func (h *handler) deleteCollection(ctx context.Context, w http.ResponseWriter, r
 	}
 	h.respond(ctx, w, r, http.StatusOK, list, sc, mc)
 }
-
