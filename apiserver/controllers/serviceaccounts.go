@@ -1,0 +1,42 @@
+package controllers
+
+import (
+	"context"
+	"log/slog"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+)
+
+// DefaultServiceAccountName is the service account every namespace gets.
+const DefaultServiceAccountName = "default"
+
+// NewServiceAccountsController keeps a "default" ServiceAccount in every
+// Active namespace, recreating it when deleted.
+func NewServiceAccountsController(cfg *rest.Config, logger *slog.Logger) (Controller, error) {
+	client, err := kubernetes.NewForConfig(configFor(cfg, "serviceaccount-controller"))
+	if err != nil {
+		return nil, err
+	}
+	return &perNamespaceObject{
+		controllerName: "serviceaccount-controller",
+		objectName:     DefaultServiceAccountName,
+		client:         client,
+		logger:         loggerOr(logger, "serviceaccount"),
+		informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
+			return f.Core().V1().ServiceAccounts().Informer()
+		},
+		reconcile: func(ctx context.Context, namespace string, cached any) error {
+			if cached != nil {
+				return nil // exists; its content is the user's
+			}
+			sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: DefaultServiceAccountName, Namespace: namespace}}
+			_, err := client.CoreV1().ServiceAccounts(namespace).Create(ctx, sa, metav1.CreateOptions{})
+			return err
+		},
+	}, nil
+}
