@@ -31,7 +31,7 @@ const (
 	AdvertiseAddressAnnotation = "devplane.io/advertise-address"
 	AdvertisePortAnnotation    = "devplane.io/advertise-port"
 	KubernetesServiceName      = "kubernetes"
-	endpointSliceManagedBy     = "kube-apiserver"
+	endpointSliceManagedBy     = "devplane" // as the bootstrap hook writes it
 )
 
 // LeaseEndpointReconciler keeps this replica's Lease in kube-system fresh
