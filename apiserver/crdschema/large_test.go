@@ -243,4 +243,3 @@ func BenchmarkDefaultPruneValidateCronTab(b *testing.B) {
 	template := object(b, validCronTab)
 	benchmarkCR(b, v, template.DeepCopy)
 }
-
