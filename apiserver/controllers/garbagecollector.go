@@ -513,22 +513,22 @@ func (gc *GarbageCollector) reportInvalidNamespace(ctx context.Context, dependen
 	}
 	now := metav1.Now()
 	event := &corev1.Event{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: dependent.name + ".", Namespace: namespace},
+		// Named as client-go's event recorder names events.
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", dependent.name, now.UnixNano()), Namespace: namespace},
 		InvolvedObject: corev1.ObjectReference{
 			APIVersion: dependent.gvr.GroupVersion().String(), Kind: dependent.kind,
 			Namespace: dependent.namespace, Name: dependent.name, UID: dependent.uid,
 		},
-		Reason:              "OwnerRefInvalidNamespace",
-		Message:             message,
-		Type:                corev1.EventTypeWarning,
-		Source:              corev1.EventSource{Component: "garbage-collector-controller"},
-		FirstTimestamp:      now,
-		LastTimestamp:       now,
-		Count:               1,
-		ReportingController: "garbage-collector-controller",
+		Reason:         "OwnerRefInvalidNamespace",
+		Message:        message,
+		Type:           corev1.EventTypeWarning,
+		Source:         corev1.EventSource{Component: "garbage-collector-controller"},
+		FirstTimestamp: now,
+		LastTimestamp:  now,
+		Count:          1,
 	}
 	if _, err := gc.client.CoreV1().Events(namespace).Create(ctx, event, metav1.CreateOptions{}); err != nil {
-		gc.logger.Debug("cannot record event", "object", dependent.String(), "err", err)
+		gc.logger.Warn("cannot record event", "object", dependent.String(), "err", err)
 	}
 }
 
