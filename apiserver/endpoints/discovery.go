@@ -30,6 +30,8 @@ const aggregatedContentType = "application/json;g=apidiscovery.k8s.io;v=v2;as=AP
 // from one registry snapshot, rebuilt lazily after the registry changes.
 type DiscoveryHandler struct {
 	reg      *registry.Registry
+	extra    []*registry.Registry
+	changes  atomic.Int64 // registry changes seen, so a rebuild racing one is not cached
 	docs     atomic.Pointer[discoveryDocs]
 	mu       sync.Mutex // serializes rebuilds
 	notFound func(http.ResponseWriter, *http.Request)
@@ -50,11 +52,15 @@ type discoveryDocs struct {
 	coreVersions   []string
 }
 
-// NewDiscoveryHandler serves discovery for reg; unknown groups and
-// versions get 404.
-func NewDiscoveryHandler(reg *registry.Registry) *DiscoveryHandler {
-	d := &DiscoveryHandler{reg: reg}
-	reg.OnChange(func() { d.docs.Store(nil) })
+// NewDiscoveryHandler serves discovery for reg and the extra registries
+// (listed after reg's resources); unknown groups and versions get 404.
+func NewDiscoveryHandler(reg *registry.Registry, extra ...*registry.Registry) *DiscoveryHandler {
+	d := &DiscoveryHandler{reg: reg, extra: extra}
+	invalidate := func() { d.changes.Add(1); d.docs.Store(nil) }
+	reg.OnChange(invalidate)
+	for _, r := range extra {
+		r.OnChange(invalidate)
+	}
 	return d
 }
 
@@ -165,8 +171,18 @@ func (d *DiscoveryHandler) current() *discoveryDocs {
 	if docs := d.docs.Load(); docs != nil {
 		return docs
 	}
-	docs := buildDiscovery(d.reg.Resources())
-	d.docs.Store(docs)
+	seen := d.changes.Load()
+	resources := d.reg.Resources()
+	if len(d.extra) > 0 {
+		resources = append([]*registry.Resource(nil), resources...)
+		for _, r := range d.extra {
+			resources = append(resources, r.Resources()...)
+		}
+	}
+	docs := buildDiscovery(resources)
+	if d.changes.Load() == seen {
+		d.docs.Store(docs)
+	}
 	return docs
 }
 

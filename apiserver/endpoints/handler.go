@@ -35,6 +35,11 @@ type Options struct {
 	// MaxWatchTimeout is the watch duration when the client sets none
 	// (kube picks 30-60 min); 0 means 30 minutes.
 	MaxWatchTimeout time.Duration
+	// DiscoveryRegistries are more registries whose resources this
+	// handler's discovery lists (/apis, /apis/<group>[/<version>], legacy
+	// and aggregated) although another server in the chain serves them:
+	// the core server lists the extensions server's custom resources.
+	DiscoveryRegistries []*registry.Registry
 }
 
 const defaultMaxBodyBytes = 3 * 1024 * 1024
@@ -67,7 +72,7 @@ func NewAPIHandler(reg *registry.Registry, opts Options) http.Handler {
 			h.jsonInfo = info
 		}
 	}
-	h.discovery = NewDiscoveryHandler(reg)
+	h.discovery = NewDiscoveryHandler(reg, opts.DiscoveryRegistries...)
 	h.discovery.notFound = h.notFound
 	return h
 }
