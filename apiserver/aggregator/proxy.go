@@ -199,6 +199,7 @@ func (a *Aggregator) proxy(w http.ResponseWriter, r *http.Request, s *apiregv1.A
 				return // the client went away
 			}
 			a.logger.Info("proxying to backend failed", "apiservice", s.Name, "backend", addr, "err", err)
+			kick(a.kickAvailability) // notice a dead backend now, not at the next pass
 			filters.WriteStatus(w, apierrors.NewServiceUnavailable(fmt.Sprintf("error trying to reach service: %v", err)))
 		},
 	}
