@@ -13,15 +13,8 @@ import (
 // need work not done yet, each with the reason. Any other failure fails the
 // test; a listed check that passes is reported so the list can shrink.
 var expectedSmokeFailures = map[string]string{
-	"diff shows a change":      "strategic merge patch",
-	"apply changes":            "strategic merge patch",
-	"service got a cluster IP": "service IP allocation",
-	"strategic merge patch keeps other containers' fields": "strategic merge patch",
-	"auth can-i":                                 "SelfSubjectAccessReview",
-	"auth whoami":                                "SelfSubjectReview",
-	"server-side apply":                          "server-side apply",
-	"server-side apply conflict":                 "server-side apply",
-	"server-side apply --force-conflicts":        "server-side apply",
+	"auth can-i":  "SelfSubjectAccessReview",
+	"auth whoami": "SelfSubjectReview",
 	"[controllers] namespace deletion completes": "namespace controller",
 }
 

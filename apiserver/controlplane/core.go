@@ -46,6 +46,11 @@ func (cp *ControlPlane) installCoreAPI() error {
 		cachers = append(cachers, cacher)
 		res := registry.NewResourceFromBuiltin(k, cacher)
 		res.Table = printers.For(res.GVR.GroupResource())
+		if k.GroupVersion.Group == "" && k.Resource == "services" {
+			if err := cp.serviceAllocation(res.Store); err != nil {
+				return err
+			}
+		}
 		reg.Add(res)
 	}
 	cp.CoreRegistry = reg

@@ -75,9 +75,25 @@ func TestConfigMapCRUD(t *testing.T) {
 			if err != nil || jp.Data["m"] != "" || jp.Data["k"] != "v2" {
 				t.Fatalf("json patch: %v %+v", err, jp)
 			}
-			_, err = cms.Patch(ctx(t), "one", types.StrategicMergePatchType, []byte(`{}`), metav1.PatchOptions{})
-			if !apierrors.IsUnsupportedMediaType(err) {
-				t.Fatalf("strategic merge patch: want 415, got %v", err)
+			smp, err := cms.Patch(ctx(t), "one", types.StrategicMergePatchType, []byte(`{"data":{"s":"1"}}`), metav1.PatchOptions{})
+			if err != nil || smp.Data["s"] != "1" || smp.Data["k"] != "v2" {
+				t.Fatalf("strategic merge patch: %v %+v", err, smp)
+			}
+			applied, err := cms.Patch(ctx(t), "applied", types.ApplyPatchType,
+				[]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"applied"},"data":{"a":"1"}}`),
+				metav1.PatchOptions{FieldManager: "tester"})
+			if err != nil || applied.Data["a"] != "1" || len(applied.ManagedFields) != 1 ||
+				applied.ManagedFields[0].Manager != "tester" || applied.ManagedFields[0].Operation != metav1.ManagedFieldsOperationApply {
+				t.Fatalf("server-side apply create: %v %+v", err, applied)
+			}
+			_, err = cms.Patch(ctx(t), "applied", types.ApplyPatchType,
+				[]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"applied"},"data":{"a":"2"}}`),
+				metav1.PatchOptions{FieldManager: "other"})
+			if !apierrors.IsConflict(err) || !strings.Contains(err.Error(), `conflict with "tester"`) {
+				t.Fatalf("server-side apply by another manager: want 409 conflict, got %v", err)
+			}
+			if len(smp.ManagedFields) == 0 {
+				t.Errorf("no managedFields recorded on update: %+v", smp.ObjectMeta)
 			}
 
 			list, err := cms.List(ctx(t), metav1.ListOptions{LabelSelector: "app=a"})

@@ -6,11 +6,11 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	"github.com/devplane/devplane/apiserver/patch"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 )
 
@@ -179,6 +180,7 @@ func (h *handler) create(ctx context.Context, w http.ResponseWriter, r *http.Req
 		h.writeError(w, r, err)
 		return
 	}
+	obj = trackManagedFields(sc.res.FieldManager, nil, obj, manager(r, opts.FieldManager), "")
 	out, err := sc.res.Store.Create(ctx, sc.namespace, obj, opts)
 	if err != nil {
 		h.writeError(w, r, err)
@@ -236,7 +238,10 @@ func (h *handler) update(ctx context.Context, w http.ResponseWriter, r *http.Req
 		return
 	}
 	out, created, err := sc.res.Store.Update(ctx, sc.namespace, sc.info.Name, sc.info.Subresource,
-		func(context.Context, runtime.Object) (runtime.Object, error) { return obj.DeepCopyObject(), nil }, opts)
+		func(_ context.Context, current runtime.Object) (runtime.Object, error) {
+			return trackManagedFields(sc.res.FieldManager, current, obj.DeepCopyObject(),
+				manager(r, opts.FieldManager), sc.info.Subresource), nil
+		}, opts)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -249,32 +254,26 @@ func (h *handler) update(ctx context.Context, w http.ResponseWriter, r *http.Req
 	h.respond(ctx, w, r, code, out, sc, mc)
 }
 
-var supportedPatchTypes = []string{string(types.JSONPatchType), string(types.MergePatchType)}
-
-func applyPatch(patchType string, current, patch []byte) ([]byte, error) {
-	switch patchType {
-	case string(types.MergePatchType):
-		out, err := jsonpatch.MergePatch(current, patch)
-		if err != nil {
-			return nil, apierrors.NewBadRequest(err.Error())
-		}
-		return out, nil
-	case string(types.JSONPatchType):
-		p, err := jsonpatch.DecodePatch(patch)
-		if err != nil {
-			return nil, apierrors.NewBadRequest(err.Error())
-		}
-		out, err := p.Apply(current)
-		if err != nil {
-			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
-		}
-		return out, nil
+// manager names who made a write: the request's fieldManager, or what kube
+// derives from the User-Agent ("kubectl-edit", "kubectl-client-side-apply").
+func manager(r *http.Request, requested string) string {
+	if requested != "" {
+		return requested
 	}
-	return nil, &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
-		Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s",
-			strings.Join(supportedPatchTypes, ", ")),
-	}}
+	return patch.ManagerFromUserAgent(r.UserAgent())
+}
+
+// trackManagedFields records manager's write in obj's managedFields. Like
+// kube-apiserver, a bookkeeping failure never fails the write itself.
+func trackManagedFields(fm *patch.FieldManager, live, obj runtime.Object, manager, subresource string) runtime.Object {
+	if fm == nil {
+		return obj
+	}
+	out, err := fm.UpdateManagedFields(live, obj, manager, subresource)
+	if err != nil {
+		return obj
+	}
+	return out
 }
 
 func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Request, sc *scope, mc mediaChoice) {
@@ -283,10 +282,24 @@ func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		h.writeError(w, r, apierrors.NewBadRequest(err.Error()))
 		return
 	}
-	patchType := requestMediaType(r)
-	if patchType != string(types.MergePatchType) && patchType != string(types.JSONPatchType) {
-		_, err := applyPatch(patchType, nil, nil)
-		h.writeError(w, r, err)
+	patchType := types.PatchType(requestMediaType(r))
+	accepted := patch.BuiltinPatchTypes
+	if sc.res.FieldManager == nil || sc.res.Custom {
+		accepted = patch.CustomPatchTypes
+	}
+	if !slices.Contains(accepted, string(patchType)) {
+		h.writeError(w, r, patch.UnsupportedMediaType(accepted))
+		return
+	}
+	isApply := patchType == types.ApplyPatchType
+	if isApply && opts.FieldManager == "" {
+		h.writeError(w, r, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "PatchOptions"}, "",
+			field.ErrorList{field.Required(field.NewPath("fieldManager"), "is required for apply patch")}))
+		return
+	}
+	if !isApply && opts.Force != nil {
+		h.writeError(w, r, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "PatchOptions"}, "",
+			field.ErrorList{field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch")}))
 		return
 	}
 	validation, err := fieldValidation(r)
@@ -294,36 +307,58 @@ func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		h.writeError(w, r, err)
 		return
 	}
-	patchBody, err := h.readBody(r)
+	body, err := h.readBody(r)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
 	}
-	updateOpts := metav1.UpdateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}
 	wn := &warnings{}
-	// patched applies the patch to the JSON form of current and decodes the
-	// result as a new object of gvk.
-	patched := func(current runtime.Object, gvk schema.GroupVersionKind, newObj func() runtime.Object) (runtime.Object, error) {
-		wn.reset()
-		h.setKind(current, gvk.GroupVersion())
-		var buf strings.Builder
-		if err := h.jsonInfo.Serializer.Encode(current, &buf); err != nil {
-			return nil, apierrors.NewInternalError(err)
+	if isApply {
+		applyWarnings, err := patch.CheckApplyBody(body, validation)
+		if err != nil {
+			h.writeError(w, r, err)
+			return
 		}
-		out, err := applyPatch(patchType, []byte(buf.String()), patchBody)
+		for _, text := range applyWarnings {
+			wn.add(text)
+		}
+	}
+	who := manager(r, opts.FieldManager)
+	force := opts.Force != nil && *opts.Force
+	updateOpts := metav1.UpdateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}
+	sub := sc.info.Subresource
+
+	// patched computes the new state of current (an object or its Scale).
+	patched := func(current runtime.Object, gvk schema.GroupVersionKind, fm *patch.FieldManager) (runtime.Object, error) {
+		if isApply {
+			if fm == nil {
+				return nil, patch.UnsupportedMediaType(patch.CustomPatchTypes)
+			}
+			return fm.ApplyPatch(current, body, who, force, sub)
+		}
+		obj, warns, err := patch.Apply(current, gvk, patchType, body, validation)
 		if err != nil {
 			return nil, err
 		}
-		return h.decodeBody(out, runtime.ContentTypeJSON, gvk, newObj, validation, wn)
+		wn.reset()
+		for _, text := range warns {
+			wn.add(text)
+		}
+		return trackManagedFields(fm, current, obj, who, sub), nil
 	}
-	if sc.info.Subresource == "scale" {
+
+	if sub == "scale" {
 		out, err := sc.res.Store.UpdateScale(ctx, sc.namespace, sc.info.Name,
 			func(_ context.Context, current *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
-				obj, err := patched(current, scaleGV.WithKind("Scale"), func() runtime.Object { return &autoscalingv1.Scale{} })
+				obj, err := patched(current, patch.ScaleGVK, patch.BuiltinFieldManager(patch.ScaleGVK))
 				if err != nil {
 					return nil, err
 				}
-				return obj.(*autoscalingv1.Scale), nil
+				scale, ok := obj.(*autoscalingv1.Scale)
+				if !ok {
+					return nil, apierrors.NewBadRequest("the patch did not produce a Scale")
+				}
+				return scale, nil
 			}, updateOpts)
 		if err != nil {
 			h.writeError(w, r, err)
@@ -333,16 +368,48 @@ func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		h.writeObject(w, r, http.StatusOK, out, scaleGV, mc)
 		return
 	}
-	out, _, err := sc.res.Store.Update(ctx, sc.namespace, sc.info.Name, sc.info.Subresource,
+	gvk := sc.res.GroupVersionKind()
+	out, _, err := sc.res.Store.Update(ctx, sc.namespace, sc.info.Name, sub,
 		func(_ context.Context, current runtime.Object) (runtime.Object, error) {
-			return patched(current, sc.res.GroupVersionKind(), sc.res.New)
+			return patched(current, gvk, sc.res.FieldManager)
 		}, updateOpts)
+	if isApply && sub == "" && apierrors.IsNotFound(err) {
+		// Server-side apply creates what does not exist yet.
+		h.applyCreate(ctx, w, r, sc, mc, body, who, force, opts, wn)
+		return
+	}
 	if err != nil {
 		h.writeError(w, r, err)
 		return
 	}
 	wn.writeTo(w)
 	h.respond(ctx, w, r, http.StatusOK, out, sc, mc)
+}
+
+func (h *handler) applyCreate(ctx context.Context, w http.ResponseWriter, r *http.Request, sc *scope, mc mediaChoice,
+	body []byte, who string, force bool, opts metav1.PatchOptions, wn *warnings) {
+	obj, err := sc.res.FieldManager.ApplyPatch(nil, body, who, force, "")
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	if acc, err := meta.Accessor(obj); err == nil {
+		if acc.GetName() != sc.info.Name {
+			h.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf(
+				"the name of the object (%s) does not match the name on the URL (%s)", acc.GetName(), sc.info.Name)))
+			return
+		}
+		if sc.res.Namespaced && acc.GetNamespace() == "" {
+			acc.SetNamespace(sc.namespace)
+		}
+	}
+	out, err := sc.res.Store.Create(ctx, sc.namespace, obj, metav1.CreateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager})
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	wn.writeTo(w)
+	h.respond(ctx, w, r, http.StatusCreated, out, sc, mc)
 }
 
 // deleteOptions come from the query and, when present, the body (which

@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"github.com/devplane/devplane/apiserver/patch"
+
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
@@ -47,18 +49,19 @@ func NewResourceFromBuiltin(k builtin.Kind, store storage.Interface) *Resource {
 	_, isPod := k.New().(*corev1.Pod)
 	_, isNamespace := k.New().(*corev1.Namespace)
 	return &Resource{
-		GVR:        gvr,
-		Kind:       k.Kind,
-		ListKind:   k.ListKind,
-		Singular:   k.Singular,
-		ShortNames: k.ShortNames,
-		Categories: k.Categories,
-		Namespaced: k.Namespaced,
-		Verbs:      DefaultVerbs,
-		HasStatus:  k.HasStatus,
-		Scale:      scale,
-		New:        k.New,
-		NewList:    k.NewList,
+		GVR:          gvr,
+		Kind:         k.Kind,
+		ListKind:     k.ListKind,
+		Singular:     k.Singular,
+		ShortNames:   k.ShortNames,
+		Categories:   k.Categories,
+		Namespaced:   k.Namespaced,
+		Verbs:        DefaultVerbs,
+		HasStatus:    k.HasStatus,
+		Scale:        scale,
+		New:          k.New,
+		NewList:      k.NewList,
+		FieldManager: patch.BuiltinFieldManager(k.GroupVersion.WithKind(k.Kind)),
 		Store: &Store{
 			Resource:            gvr.GroupResource(),
 			Kind:                k.GroupVersion.WithKind(k.Kind),

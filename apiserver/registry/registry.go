@@ -4,6 +4,8 @@
 package registry
 
 import (
+	"github.com/devplane/devplane/apiserver/patch"
+
 	"context"
 	"sort"
 	"sync"
@@ -45,7 +47,12 @@ type Resource struct {
 	New        func() runtime.Object
 	NewList    func() runtime.Object
 
-	Store           *Store
+	Store *Store
+	// FieldManager keeps managedFields and serves server-side apply; nil
+	// for resources without a schema to type them.
+	FieldManager *patch.FieldManager
+	// Custom marks custom resources (no strategic merge patch, no protobuf).
+	Custom          bool
 	Table           TableConvertor // nil: a default NAME/AGE table
 	GetAttrs        storage.AttrFunc
 	SupportedFields []string

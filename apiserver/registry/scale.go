@@ -65,7 +65,8 @@ func (s *Store) UpdateScale(ctx context.Context, namespace, name string, transfo
 		}
 		updated := current.DeepCopyObject()
 		s.Scale.Set(updated, requested.Spec.Replicas)
-		return s.prepareUpdate(updated, current, "")
+		// Scalable kinds have no update hooks, so nothing is pending.
+		return s.prepareUpdate(ctx, updated, current, "", &pendingHook{})
 	}
 	key := s.Key(namespace, name)
 	out := s.NewFunc()

@@ -53,6 +53,10 @@ type Store struct {
 	// rather than a Success Status (pods, namespaces do this in kube).
 	ReturnDeletedObject bool
 
+	// Hooks add a kind's side effects around storage (Services allocate
+	// cluster IPs and node ports).
+	Hooks Hooks
+
 	// registry finds the namespaces store for the namespace checks on
 	// create; set by Registry.Add.
 	registry *Registry
@@ -249,6 +253,27 @@ func (s *Store) createOnce(ctx context.Context, obj runtime.Object, acc metav1.O
 	if s.Default != nil {
 		s.Default(obj)
 	}
+	if s.Hooks.BeforeCreate != nil {
+		rollback, err := s.Hooks.BeforeCreate(ctx, obj)
+		if err != nil {
+			return nil, err
+		}
+		if rollback != nil {
+			persisted := false
+			defer func() {
+				if !persisted {
+					rollback()
+				}
+			}()
+			out, err := s.validateAndCreate(ctx, obj, acc, opts)
+			persisted = err == nil && !isDryRun(opts.DryRun)
+			return out, err
+		}
+	}
+	return s.validateAndCreate(ctx, obj, acc, opts)
+}
+
+func (s *Store) validateAndCreate(ctx context.Context, obj runtime.Object, acc metav1.Object, opts metav1.CreateOptions) (runtime.Object, error) {
 	if s.Validate != nil {
 		if errs := s.Validate(obj); len(errs) > 0 {
 			return nil, apierrors.NewInvalid(s.Kind.GroupKind(), acc.GetName(), errs)
@@ -335,7 +360,11 @@ func (s *Store) Update(ctx context.Context, namespace, name, subresource string,
 	}
 	key := s.Key(namespace, name)
 	wasCreated := false
+	// A lost compare-and-swap reruns tryUpdate: each run's side effects are
+	// undone before the next, and the last run's kept only if it is stored.
+	var pending pendingHook
 	tryUpdate := func(current runtime.Object) (runtime.Object, error) {
+		pending.discard()
 		curAcc, err := meta.Accessor(current)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
@@ -380,7 +409,7 @@ func (s *Store) Update(ctx context.Context, namespace, name, subresource string,
 		if rv := acc.GetResourceVersion(); rv != "" && rv != curAcc.GetResourceVersion() {
 			return nil, conflict(s.Resource, name)
 		}
-		return s.prepareUpdate(requested, current, subresource)
+		return s.prepareUpdate(ctx, requested, current, subresource, &pending)
 	}
 
 	if isDryRun(opts.DryRun) {
@@ -393,13 +422,16 @@ func (s *Store) Update(ctx context.Context, namespace, name, subresource string,
 			return nil, false, err
 		}
 		out, err := tryUpdate(current)
+		pending.discard()
 		return out, wasCreated, err
 	}
 
 	out := s.NewFunc()
 	if err := s.Storage.GuaranteedUpdate(ctx, key, out, s.AllowCreateOnUpdate && subresource == "", nil, tryUpdate); err != nil {
+		pending.discard()
 		return nil, false, err
 	}
+	pending.done()
 	deleted, err := s.deleteIfFinalized(ctx, key, out)
 	if err != nil {
 		return nil, false, err
@@ -417,7 +449,7 @@ func conflict(gr schema.GroupResource, name string) error {
 
 // prepareUpdate merges the requested object with the current one as kube's
 // strategies do, then defaults and validates it.
-func (s *Store) prepareUpdate(requested, current runtime.Object, subresource string) (runtime.Object, error) {
+func (s *Store) prepareUpdate(ctx context.Context, requested, current runtime.Object, subresource string, pending *pendingHook) (runtime.Object, error) {
 	switch subresource {
 	case "status":
 		// Only the status comes from the request.
@@ -460,6 +492,13 @@ func (s *Store) prepareUpdate(requested, current runtime.Object, subresource str
 	if s.Default != nil {
 		s.Default(requested)
 	}
+	if subresource == "" && s.Hooks.BeforeUpdate != nil {
+		commit, rollback, err := s.Hooks.BeforeUpdate(ctx, requested, current)
+		if err != nil {
+			return nil, err
+		}
+		*pending = pendingHook{commit: commit, rollback: rollback}
+	}
 	if specChanged(requested, current) {
 		acc.SetGeneration(old.GetGeneration() + 1)
 	}
@@ -496,6 +535,7 @@ func (s *Store) deleteIfFinalized(ctx context.Context, key string, obj runtime.O
 	if err != nil {
 		return nil, err
 	}
+	s.afterDelete(ctx, out)
 	return out, nil
 }
 
@@ -545,6 +585,7 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 	if err := s.Storage.Delete(ctx, key, out, pre, nil); err != nil {
 		return nil, false, err
 	}
+	s.afterDelete(ctx, out)
 	return out, true, nil
 }
 
@@ -696,4 +737,40 @@ func (s *Store) DeletedStatus(obj runtime.Object) *metav1.Status {
 		st.Details = &metav1.StatusDetails{Name: acc.GetName(), Group: s.Resource.Group, Kind: s.Resource.Resource, UID: acc.GetUID()}
 	}
 	return st
+}
+
+// pendingHook holds the outcome callbacks of an update hook until the
+// update is stored (commit) or abandoned (rollback).
+type pendingHook struct{ commit, rollback func() }
+
+func (p *pendingHook) discard() {
+	if p.rollback != nil {
+		p.rollback()
+	}
+	*p = pendingHook{}
+}
+
+func (p *pendingHook) done() {
+	if p.commit != nil {
+		p.commit()
+	}
+	*p = pendingHook{}
+}
+
+// Hooks are a kind's side effects around storage.
+type Hooks struct {
+	// BeforeCreate runs after defaulting, before validation; rollback (may
+	// be nil) undoes it when the object is not stored.
+	BeforeCreate func(ctx context.Context, obj runtime.Object) (rollback func(), err error)
+	// BeforeUpdate runs on the merged object before validation; exactly one
+	// of commit or rollback (either may be nil) runs afterwards.
+	BeforeUpdate func(ctx context.Context, obj, old runtime.Object) (commit, rollback func(), err error)
+	// AfterDelete runs once the object is gone from storage.
+	AfterDelete func(ctx context.Context, obj runtime.Object)
+}
+
+func (s *Store) afterDelete(ctx context.Context, obj runtime.Object) {
+	if s.Hooks.AfterDelete != nil && obj != nil {
+		s.Hooks.AfterDelete(ctx, obj)
+	}
 }
