@@ -1,10 +1,14 @@
 package aggregator_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"os/exec"
@@ -165,7 +169,7 @@ func (e *env) register(t *testing.T, w *wardle) {
 	port := int32(w.port())
 	if _, err := e.cs.CoreV1().Services("default").Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "wardle"},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 443, TargetPort: intstr.FromInt32(port)}}},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 443, TargetPort: intstr.FromInt32(port)}}},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -353,6 +357,41 @@ func TestAggregator(t *testing.T) {
 		}
 		if got[0] != watch.Added || got[1] != watch.Modified || got[2] != watch.Deleted {
 			t.Errorf("events %v", got)
+		}
+	})
+
+	t.Run("upgrade is hijacked and copied", func(t *testing.T) {
+		cert, err := tls.X509KeyPair(e.cp.Certs.Admin.CertPEM, e.cp.Certs.Admin.KeyPEM)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(e.cp.Certs.CA.CertPEM)
+		conn, err := tls.Dial("tcp", strings.TrimPrefix(e.cp.URL(), "https://"),
+			&tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+		_, _ = io.WriteString(conn, "POST /apis/wardle.example.com/v1alpha1/namespaces/default/flunders/foo/attach HTTP/1.1\r\n"+
+			"Host: devplane\r\nConnection: Upgrade\r\nUpgrade: echo\r\nX-Remote-User: evil\r\n\r\n")
+		br := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusSwitchingProtocols {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		_, _ = io.WriteString(conn, "ping\n")
+		line, err := br.ReadString('\n')
+		if err != nil || line != "ping\n" {
+			t.Errorf("echo: %q %v", line, err)
+		}
+		reqs := w.requests()
+		if last := reqs[len(reqs)-1]; last.User != "devplane-admin" || last.Proto != "HTTP/1.1" {
+			t.Errorf("upgrade reached the backend as %+v", last)
 		}
 	})
 

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -156,6 +157,8 @@ func (w *wardle) serve(rw http.ResponseWriter, r *http.Request) {
 	base := "/apis/" + wardleGroup + "/" + wardleVersion
 	parts := strings.Split(strings.TrimPrefix(r.URL.Path, base), "/")
 	switch {
+	case strings.HasSuffix(r.URL.Path, "/attach") && strings.EqualFold(r.Header.Get("Upgrade"), "echo"):
+		w.echo(rw)
 	case r.URL.Path == base:
 		writeJSON(rw, metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
 			GroupVersion: wardleGroup + "/" + wardleVersion, APIResources: []metav1.APIResource{
@@ -208,4 +211,17 @@ func (w *wardle) watch(rw http.ResponseWriter, r *http.Request, ns string) {
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// echo answers an upgrade with 101 and then echoes bytes, as an exec or
+// attach stream would carry them.
+func (w *wardle) echo(rw http.ResponseWriter) {
+	conn, buf, err := rw.(http.Hijacker).Hijack()
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	_, _ = buf.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
+	_ = buf.Flush()
+	_, _ = io.Copy(conn, buf)
 }
