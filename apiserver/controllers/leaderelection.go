@@ -44,7 +44,9 @@ func RunWithLeaderElection(ctx context.Context, cfg *rest.Config, identity, lock
 			LeaseDuration:   LeaderLeaseDuration,
 			RenewDeadline:   LeaderRenewDeadline,
 			RetryPeriod:     LeaderRetryPeriod,
-			ReleaseOnCancel: true,
+			// Released below, only once run has returned: client-go's
+			// ReleaseOnCancel would let a successor start meanwhile.
+			ReleaseOnCancel: false,
 			Name:            lockName,
 			Callbacks: leaderelection.LeaderCallbacks{
 				OnStartedLeading: func(ctx context.Context) {
@@ -62,7 +64,26 @@ func RunWithLeaderElection(ctx context.Context, cfg *rest.Config, identity, lock
 		elector.Run(ctx)
 		term.end()
 	}
+	release(lock, identity)
 	return nil
+}
+
+// release gives the lease up if this replica holds it, so a standby takes
+// over within a retry period instead of a lease duration.
+func release(lock *resourcelock.LeaseLock, identity string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	record, _, err := lock.Get(ctx)
+	if err != nil || record.HolderIdentity != identity {
+		return
+	}
+	now := metav1.Now()
+	_ = lock.Update(ctx, resourcelock.LeaderElectionRecord{
+		LeaderTransitions:    record.LeaderTransitions,
+		LeaseDurationSeconds: 1,
+		RenewTime:            now,
+		AcquireTime:          now,
+	})
 }
 
 // leaderTerm lets the leading callback start only while the elector runs.
