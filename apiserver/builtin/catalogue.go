@@ -257,6 +257,12 @@ func specs() []spec {
 		{gv: admissionRegV1, resource: "validatingwebhookconfigurations", categories: categoryAPIExts,
 			newObj:  func() runtime.Object { return &admissionregistrationv1.ValidatingWebhookConfiguration{} },
 			newList: func() runtime.Object { return &admissionregistrationv1.ValidatingWebhookConfigurationList{} }},
+		{gv: admissionRegV1, resource: "validatingadmissionpolicies", categories: categoryAPIExts, hasStatus: true,
+			newObj:  func() runtime.Object { return &admissionregistrationv1.ValidatingAdmissionPolicy{} },
+			newList: func() runtime.Object { return &admissionregistrationv1.ValidatingAdmissionPolicyList{} }},
+		{gv: admissionRegV1, resource: "validatingadmissionpolicybindings", categories: categoryAPIExts,
+			newObj:  func() runtime.Object { return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{} },
+			newList: func() runtime.Object { return &admissionregistrationv1.ValidatingAdmissionPolicyBindingList{} }},
 
 		// Approval (the /approval subresource) also writes status; serving it
 		// is the REST layer's choice.

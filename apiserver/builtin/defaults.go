@@ -100,6 +100,16 @@ func defaultObject(obj runtime.Object) {
 		for i := range o.Webhooks {
 			defaultValidatingWebhook(&o.Webhooks[i])
 		}
+	case *admissionregistrationv1.ValidatingAdmissionPolicy:
+		setIfNil(&o.Spec.FailurePolicy, admissionregistrationv1.Fail)
+		if mc := o.Spec.MatchConstraints; mc != nil {
+			setIfNil(&mc.MatchPolicy, admissionregistrationv1.Equivalent)
+			setIfNil(&mc.NamespaceSelector, metav1.LabelSelector{})
+			setIfNil(&mc.ObjectSelector, metav1.LabelSelector{})
+			for i := range mc.ResourceRules {
+				setIfNil(&mc.ResourceRules[i].Scope, admissionregistrationv1.AllScopes)
+			}
+		}
 	case *schedulingv1.PriorityClass:
 		setIfNil(&o.PreemptionPolicy, corev1.PreemptLowerPriority)
 	case *storagev1.StorageClass:
