@@ -211,7 +211,13 @@ func waitForNamespace(ctx context.Context, namespaces *registry.Store, name stri
 
 func createIfAbsent(ctx context.Context, s *registry.Store, obj runtime.Object) error {
 	return retry(ctx, func() error {
-		_, err := s.Create(ctx, namespaceOf(obj), obj.DeepCopyObject(), metav1.CreateOptions{})
+		// Look first: creating has side effects (a Service allocates its IP)
+		// that fail before the store would notice the object exists.
+		_, err := s.Get(ctx, namespaceOf(obj), nameOf(obj), metav1.GetOptions{})
+		if err == nil || !apierrors.IsNotFound(err) {
+			return err
+		}
+		_, err = s.Create(ctx, namespaceOf(obj), obj.DeepCopyObject(), metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			return nil
 		}
