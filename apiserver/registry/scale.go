@@ -46,6 +46,7 @@ func (s *Store) UpdateScale(ctx context.Context, namespace, name string, transfo
 	if s.Scale == nil {
 		return nil, apierrors.NewNotFound(s.Resource, name)
 	}
+	ctx = withAdmissionDryRun(ctx, opts.DryRun)
 	tryUpdate := func(current runtime.Object) (runtime.Object, error) {
 		requested, err := transform(ctx, s.scaleOf(current))
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/devplane/devplane/apiserver/admission"
 	"github.com/devplane/devplane/apiserver/storage"
 )
 
@@ -253,6 +254,15 @@ func (s *Store) createOnce(ctx context.Context, obj runtime.Object, acc metav1.O
 	if s.Default != nil {
 		s.Default(obj)
 	}
+	// Admission: the mutating phase may replace the object.
+	mutated, err := s.admitMutate(ctx, admission.Create, obj, nil, "", admissionDryRun(ctx, opts.DryRun), &opts)
+	if err != nil {
+		return nil, err
+	}
+	obj = mutated
+	if acc, err = meta.Accessor(obj); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
 	if s.Hooks.BeforeCreate != nil {
 		rollback, err := s.Hooks.BeforeCreate(ctx, obj)
 		if err != nil {
@@ -278,6 +288,9 @@ func (s *Store) validateAndCreate(ctx context.Context, obj runtime.Object, acc m
 		if errs := s.Validate(obj); len(errs) > 0 {
 			return nil, apierrors.NewInvalid(s.Kind.GroupKind(), acc.GetName(), errs)
 		}
+	}
+	if err := s.admitValidate(ctx, admission.Create, obj, nil, "", admissionDryRun(ctx, opts.DryRun), &opts); err != nil {
+		return nil, err
 	}
 	if isDryRun(opts.DryRun) {
 		return obj, nil
@@ -359,6 +372,7 @@ func (s *Store) Update(ctx context.Context, namespace, name, subresource string,
 		return nil, false, err
 	}
 	key := s.Key(namespace, name)
+	ctx = withAdmissionDryRun(ctx, opts.DryRun)
 	wasCreated := false
 	// A lost compare-and-swap reruns tryUpdate: each run's side effects are
 	// undone before the next, and the last run's kept only if it is stored.
@@ -492,6 +506,12 @@ func (s *Store) prepareUpdate(ctx context.Context, requested, current runtime.Ob
 	if s.Default != nil {
 		s.Default(requested)
 	}
+	// Admission: the mutating phase may replace the object.
+	requested, err := s.admitMutate(ctx, admission.Update, requested, current, subresource, admissionDryRun(ctx, nil), nil)
+	if err != nil {
+		return nil, err
+	}
+	acc, _ = meta.Accessor(requested)
 	if subresource == "" && s.Hooks.BeforeUpdate != nil {
 		commit, rollback, err := s.Hooks.BeforeUpdate(ctx, requested, current)
 		if err != nil {
@@ -511,6 +531,9 @@ func (s *Store) prepareUpdate(ctx context.Context, requested, current runtime.Ob
 	}
 	if len(errs) > 0 {
 		return nil, apierrors.NewInvalid(s.Kind.GroupKind(), acc.GetName(), errs)
+	}
+	if err := s.admitValidate(ctx, admission.Update, requested, current, subresource, admissionDryRun(ctx, nil), nil); err != nil {
+		return nil, err
 	}
 	return requested, nil
 }
@@ -558,6 +581,9 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 		return nil, false, err
 	}
 	if err := checkPreconditions(s.Resource, name, pre, current); err != nil {
+		return nil, false, err
+	}
+	if err := s.admitValidate(ctx, admission.Delete, nil, current, "", isDryRun(opts.DryRun), opts); err != nil {
 		return nil, false, err
 	}
 	acc, err := meta.Accessor(current)
