@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/devplane/devplane/apiserver/admission"
 	"github.com/devplane/devplane/apiserver/patch"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -175,6 +176,7 @@ func (h *handler) create(ctx context.Context, w http.ResponseWriter, r *http.Req
 		return
 	}
 	wn := &warnings{}
+	ctx = admission.WithWarnings(ctx, wn.add)
 	obj, err := h.decodeBody(body, requestMediaType(r), sc.res.GroupVersionKind(), sc.res.New, validation, wn)
 	if err != nil {
 		h.writeError(w, r, err)
@@ -207,6 +209,7 @@ func (h *handler) update(ctx context.Context, w http.ResponseWriter, r *http.Req
 		return
 	}
 	wn := &warnings{}
+	ctx = admission.WithWarnings(ctx, wn.add)
 	mediaType := requestMediaType(r)
 	if sc.info.Subresource == "scale" {
 		requested, err := h.decodeBody(body, mediaType, scaleGV.WithKind("Scale"),
@@ -313,6 +316,7 @@ func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		return
 	}
 	wn := &warnings{}
+	ctx = admission.WithWarnings(ctx, wn.add)
 	if isApply {
 		applyWarnings, err := patch.CheckApplyBody(body, validation)
 		if err != nil {
@@ -450,11 +454,14 @@ func (h *handler) delete(ctx context.Context, w http.ResponseWriter, r *http.Req
 		return
 	}
 	store := sc.res.Store
+	wn := &warnings{}
+	ctx = admission.WithWarnings(ctx, wn.add)
 	obj, deleted, err := store.Delete(ctx, sc.namespace, sc.info.Name, opts)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
 	}
+	wn.writeTo(w)
 	if deleted && !store.ReturnDeletedObject {
 		st := store.DeletedStatus(obj)
 		st.Code = http.StatusOK
