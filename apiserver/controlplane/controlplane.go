@@ -207,7 +207,7 @@ func (cp *ControlPlane) buildChain() error {
 		return err
 	}
 	cp.installOpenAPI()
-	return nil
+	return cp.installAggregator()
 }
 
 // installCore adds what the core server serves beyond the generic parts.
