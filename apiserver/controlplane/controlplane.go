@@ -203,6 +203,9 @@ func (cp *ControlPlane) buildChain() error {
 	if err := cp.installCore(); err != nil {
 		return err
 	}
+	if err := cp.installExtensions(); err != nil {
+		return err
+	}
 	if cp.Aggregator, err = config(AggregatorName).New(cp.Core); err != nil {
 		return err
 	}

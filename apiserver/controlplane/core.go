@@ -59,7 +59,9 @@ func (cp *ControlPlane) installCoreAPI() error {
 			Scheme:   builtin.Scheme,
 			Codecs:   builtin.Codecs,
 			NotFound: next,
-			Tables:   func(gr schema.GroupResource) registry.TableConvertor { return printers.For(gr) },
+			// CRD groups are listed in /apis with the built-in ones.
+			DiscoveryRegistries: cp.extensionRegistries(),
+			Tables:              func(gr schema.GroupResource) registry.TableConvertor { return printers.For(gr) },
 		})
 	})
 	if err := cp.Core.AddPreShutdownHook("stop-watch-caches", func() error {
@@ -80,9 +82,10 @@ func (cp *ControlPlane) installCoreAPI() error {
 // the documents in step with the registry.
 func (cp *ControlPlane) installOpenAPI() {
 	svc := openapi.NewService(version.Get().GitVersion)
-	update := func() { svc.Update(openAPIResources(cp.CoreRegistry), nil) }
+	update := func() { svc.Update(cp.openAPIState()) }
 	update()
 	cp.CoreRegistry.OnChange(update)
+	cp.onExtensionsChange(update)
 	cp.Aggregator.Handle("/openapi/v2", svc)
 	cp.Aggregator.Handle("/openapi/v3", svc)
 	cp.Aggregator.Handle("/openapi/v3/*path", svc)

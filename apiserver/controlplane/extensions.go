@@ -1,0 +1,79 @@
+package controlplane
+
+import (
+	"sync"
+
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/devplane/devplane/apiserver/extensions"
+	"github.com/devplane/devplane/apiserver/openapi"
+	"github.com/devplane/devplane/apiserver/registry"
+)
+
+// extensionsState is the extensions server's API: its registry exists from
+// the first use (the core server's discovery lists it) and is filled by
+// installExtensions once the core registry exists.
+type extensionsState struct {
+	reg *registry.Registry
+	api *extensions.Extensions
+}
+
+// extensionsStates holds each ControlPlane's extensionsState (kept out of
+// the ControlPlane struct, which the extensions do not own).
+var extensionsStates sync.Map // *ControlPlane → *extensionsState
+
+func (cp *ControlPlane) extState() *extensionsState {
+	st, _ := extensionsStates.LoadOrStore(cp, &extensionsState{reg: registry.New()})
+	return st.(*extensionsState)
+}
+
+// installExtensions serves CustomResourceDefinitions and custom resources
+// on the extensions server. It runs after installCore: CRD names are
+// checked against, and conversion webhook Services resolved with, the core
+// registry.
+func (cp *ControlPlane) installExtensions() error {
+	st := cp.extState()
+	api, err := extensions.Install(extensions.Deps{
+		Server:       cp.Extensions,
+		Client:       cp.Etcd.Client(),
+		Logger:       cp.logger,
+		CoreRegistry: cp.CoreRegistry,
+		Registry:     st.reg,
+	})
+	if err != nil {
+		return err
+	}
+	st.api = api
+	return cp.Extensions.AddPreShutdownHook("forget-extensions-state", func() error {
+		extensionsStates.Delete(cp)
+		return nil
+	})
+}
+
+// ExtensionsAPI is the extensions server's API (nil before New returns).
+func (cp *ControlPlane) ExtensionsAPI() *extensions.Extensions {
+	return cp.extState().api
+}
+
+// extensionRegistries are listed by the core server's discovery too.
+func (cp *ControlPlane) extensionRegistries() []*registry.Registry {
+	return []*registry.Registry{cp.extState().reg}
+}
+
+// openAPIState is every served resource (built-in and custom) and the
+// custom resources' schemas.
+func (cp *ControlPlane) openAPIState() ([]openapi.Resource, map[string]*spec.Schema) {
+	resources := openAPIResources(cp.CoreRegistry)
+	if cp.ExtensionsAPI() == nil {
+		return resources, nil
+	}
+	custom, extra := cp.ExtensionsAPI().OpenAPI()
+	return append(resources, custom...), extra
+}
+
+// onExtensionsChange runs f when the served custom resources change.
+func (cp *ControlPlane) onExtensionsChange(f func()) {
+	if api := cp.ExtensionsAPI(); api != nil {
+		api.OnChange(f)
+	}
+}

@@ -1,0 +1,362 @@
+package extensions
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/devplane/devplane/apiserver/crdschema"
+	"github.com/devplane/devplane/apiserver/request"
+	"github.com/devplane/devplane/apiserver/storage"
+)
+
+// systemContext acts as the API server itself.
+func systemContext(ctx context.Context) context.Context {
+	return request.WithUser(ctx, &request.User{Name: "system:apiserver", Groups: []string{"system:masters"}})
+}
+
+// runController lists and watches CRDs and reconciles each change: names,
+// serving, conditions and deletion. It runs until ctx ends.
+func (e *Extensions) runController(ctx context.Context) {
+	ctx = systemContext(ctx)
+	delay := 50 * time.Millisecond
+	for ctx.Err() == nil {
+		err := e.listAndWatch(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		e.logger.Info("CRD watch ended, relisting", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		if delay < 2*time.Second {
+			delay *= 2
+		}
+	}
+}
+
+func (e *Extensions) listAndWatch(ctx context.Context) error {
+	list := &apiextensionsv1.CustomResourceDefinitionList{}
+	if err := e.crdCacher.GetList(ctx, crdPrefix+"/", storage.ListOptions{Recursive: true}, list); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for i := range list.Items {
+		seen[list.Items[i].Name] = true
+		e.reconcile(ctx, &list.Items[i])
+	}
+	// CRDs deleted while we were not watching.
+	e.mu.Lock()
+	var gone []string
+	for name := range e.served {
+		if !seen[name] {
+			gone = append(gone, name)
+		}
+	}
+	e.mu.Unlock()
+	for _, name := range gone {
+		e.teardown(name)
+	}
+	e.syncedOnce.Do(func() { close(e.synced) })
+
+	w, err := e.crdCacher.Watch(ctx, crdPrefix+"/", storage.ListOptions{ResourceVersion: list.ResourceVersion, Recursive: true})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return fmt.Errorf("watch closed")
+			}
+			crd, isCRD := ev.Object.(*apiextensionsv1.CustomResourceDefinition)
+			switch {
+			case ev.Type == watch.Error:
+				return apierrors.FromObject(ev.Object)
+			case !isCRD:
+			case ev.Type == watch.Deleted:
+				e.teardown(crd.Name)
+			case ev.Type == watch.Added || ev.Type == watch.Modified:
+				e.reconcile(ctx, crd.DeepCopy())
+			}
+		}
+	}
+}
+
+// builtinResource reports resources of the built-in APIs (and CRDs).
+func (e *Extensions) builtinResource(group, resource string) bool {
+	if group == CRDResource.Group && resource == CRDResource.Resource {
+		return true
+	}
+	if e.deps.CoreRegistry == nil {
+		return false
+	}
+	for _, r := range e.deps.CoreRegistry.Resources() {
+		if r.GVR.Group == group && r.GVR.Resource == resource {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *Extensions) allCRDs(ctx context.Context) []*apiextensionsv1.CustomResourceDefinition {
+	list := &apiextensionsv1.CustomResourceDefinitionList{}
+	if err := e.crdCacher.GetList(ctx, crdPrefix+"/", storage.ListOptions{ResourceVersion: "0", Recursive: true}, list); err != nil {
+		return nil
+	}
+	out := make([]*apiextensionsv1.CustomResourceDefinition, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out
+}
+
+// reconcile brings serving and status in line with crd.
+func (e *Extensions) reconcile(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) {
+	names, namesCond := crdschema.AcceptNames(crd, e.allCRDs(ctx), e.builtinResource)
+	namesCond.LastTransitionTime = metav1.Now()
+	accepted := namesCond.Status == apiextensionsv1.ConditionTrue
+	established := findCondition(crd, apiextensionsv1.Established)
+	wasEstablished := established != nil && established.Status == apiextensionsv1.ConditionTrue
+
+	desired := crd.DeepCopy()
+	if accepted || !wasEstablished {
+		desired.Status.AcceptedNames = names
+	}
+	setCondition(desired, namesCond)
+	serve := accepted || wasEstablished
+	if serve {
+		if err := e.serve(desired); err != nil {
+			e.logger.Error("serving CRD", "crd", crd.Name, "err", err)
+			serve = false
+		}
+	}
+	now := metav1.Now()
+	if serve {
+		setCondition(desired, apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.Established,
+			Status: apiextensionsv1.ConditionTrue, Reason: "InitialNamesAccepted", Message: "the initial names have been accepted",
+			LastTransitionTime: now})
+	} else {
+		setCondition(desired, apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.Established,
+			Status: apiextensionsv1.ConditionFalse, Reason: "NotAccepted", Message: "not all names are accepted",
+			LastTransitionTime: now})
+	}
+	if crd.DeletionTimestamp != nil {
+		setCondition(desired, apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.Terminating,
+			Status: apiextensionsv1.ConditionTrue, Reason: "InstanceDeletionInProgress",
+			Message: "CustomResource deletion is in progress", LastTransitionTime: now})
+	}
+	if v := storageVersion(desired); v != "" && !hasString(desired.Status.StoredVersions, v) {
+		desired.Status.StoredVersions = append(desired.Status.StoredVersions, v)
+	}
+	if !statusEqual(crd.Status, desired.Status) {
+		e.updateStatus(ctx, crd, desired.Status)
+	}
+	if crd.DeletionTimestamp != nil {
+		e.startCleanup(ctx, crd)
+	}
+}
+
+// statusEqual ignores condition transition times.
+func statusEqual(a, b apiextensionsv1.CustomResourceDefinitionStatus) bool {
+	strip := func(s apiextensionsv1.CustomResourceDefinitionStatus) apiextensionsv1.CustomResourceDefinitionStatus {
+		s = *s.DeepCopy()
+		for i := range s.Conditions {
+			s.Conditions[i].LastTransitionTime = metav1.Time{}
+		}
+		return s
+	}
+	return reflect.DeepEqual(strip(a), strip(b))
+}
+
+func (e *Extensions) updateStatus(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, status apiextensionsv1.CustomResourceDefinitionStatus) {
+	_, _, err := e.crdStore.Update(ctx, "", crd.Name, "status", func(_ context.Context, current runtime.Object) (runtime.Object, error) {
+		cur := current.(*apiextensionsv1.CustomResourceDefinition)
+		if cur.UID != crd.UID {
+			return nil, apierrors.NewConflict(CRDResource.GroupResource(), crd.Name, fmt.Errorf("the CRD was replaced"))
+		}
+		out := cur.DeepCopy()
+		out.Status = *status.DeepCopy()
+		return out, nil
+	}, metav1.UpdateOptions{})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		e.logger.Error("updating CRD status", "crd", crd.Name, "err", err)
+	}
+}
+
+// serve (re)builds the served resources of crd when its spec or accepted
+// names changed.
+func (e *Extensions) serve(crd *apiextensionsv1.CustomResourceDefinition) error {
+	e.mu.Lock()
+	prev := e.served[crd.Name]
+	if prev != nil && prev.key == servingKey(crd) {
+		prev.crd = crd
+		if crd.DeletionTimestamp != nil {
+			prev.terminating = true
+		}
+		e.mu.Unlock()
+		return nil
+	}
+	e.mu.Unlock()
+	if prev != nil && prev.uid != crd.UID {
+		e.teardown(crd.Name)
+		prev = nil
+	}
+	sc, err := e.buildServed(crd, prev)
+	if err != nil {
+		if sc != nil && sc.cacher != nil && (prev == nil || sc.cacher != prev.cacher) {
+			sc.cacher.Stop()
+		}
+		return err
+	}
+	sc.terminating = crd.DeletionTimestamp != nil
+	e.mu.Lock()
+	e.served[crd.Name] = sc
+	if prev != nil {
+		for _, gvr := range prev.gvrs {
+			delete(e.versions, gvr)
+		}
+	}
+	for _, sv := range sc.versions {
+		if sv.served {
+			e.versions[sv.res.GVR] = sv
+		}
+	}
+	e.mu.Unlock()
+	keep := map[string]bool{}
+	for _, sv := range sc.versions {
+		if sv.served {
+			keep[sv.res.GVR.String()] = true
+			e.reg.Add(sv.res)
+		}
+	}
+	if prev != nil {
+		for _, gvr := range prev.gvrs {
+			if !keep[gvr.String()] {
+				e.reg.Remove(gvr)
+			}
+		}
+	}
+	return nil
+}
+
+// teardown stops serving a deleted CRD.
+func (e *Extensions) teardown(name string) {
+	e.mu.Lock()
+	sc := e.served[name]
+	delete(e.served, name)
+	if sc != nil {
+		for _, gvr := range sc.gvrs {
+			delete(e.versions, gvr)
+		}
+	}
+	e.mu.Unlock()
+	if sc == nil {
+		return
+	}
+	for _, gvr := range sc.gvrs {
+		e.reg.Remove(gvr)
+	}
+	sc.cacher.Stop()
+	crdschema.Forget(sc.uid)
+}
+
+func (e *Extensions) stopAll() {
+	e.mu.Lock()
+	var names []string
+	for name := range e.served {
+		names = append(names, name)
+	}
+	e.mu.Unlock()
+	for _, n := range names {
+		e.teardown(n)
+	}
+	e.crdCacher.Stop()
+}
+
+// startCleanup deletes the custom resources of a CRD being deleted, then
+// removes the cleanup finalizer so the CRD goes.
+func (e *Extensions) startCleanup(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) {
+	if !hasString(crd.Finalizers, CleanupFinalizer) {
+		return
+	}
+	e.mu.Lock()
+	if e.cleaning[crd.Name] {
+		e.mu.Unlock()
+		return
+	}
+	e.cleaning[crd.Name] = true
+	sc := e.served[crd.Name]
+	e.mu.Unlock()
+	go func() {
+		defer func() {
+			e.mu.Lock()
+			delete(e.cleaning, crd.Name)
+			e.mu.Unlock()
+		}()
+		for ctx.Err() == nil {
+			done, err := e.deleteInstances(ctx, sc)
+			if err != nil {
+				e.logger.Error("deleting custom resources", "crd", crd.Name, "err", err)
+			}
+			if done {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+		_, _, err := e.crdStore.Update(ctx, "", crd.Name, "", func(_ context.Context, current runtime.Object) (runtime.Object, error) {
+			cur := current.(*apiextensionsv1.CustomResourceDefinition).DeepCopy()
+			if cur.UID != crd.UID {
+				return nil, apierrors.NewConflict(CRDResource.GroupResource(), crd.Name, fmt.Errorf("the CRD was replaced"))
+			}
+			var keep []string
+			for _, f := range cur.Finalizers {
+				if f != CleanupFinalizer {
+					keep = append(keep, f)
+				}
+			}
+			cur.Finalizers = keep
+			return cur, nil
+		}, metav1.UpdateOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			e.logger.Error("removing the CRD cleanup finalizer", "crd", crd.Name, "err", err)
+		}
+	}()
+}
+
+// deleteInstances deletes every custom resource of sc and reports whether
+// none is left (finalizers on them may keep some for a while).
+func (e *Extensions) deleteInstances(ctx context.Context, sc *servedCRD) (bool, error) {
+	if sc == nil {
+		return true, nil
+	}
+	store := sc.storageStore()
+	if store == nil {
+		return true, nil
+	}
+	if _, err := store.DeleteCollection(ctx, "", &metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		return false, err
+	}
+	list, err := store.List(ctx, "", metav1.ListOptions{})
+	if err != nil {
+		return false, err
+	}
+	return meta.LenList(list) == 0, nil
+}

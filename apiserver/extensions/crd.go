@@ -1,0 +1,152 @@
+package extensions
+
+import (
+	"fmt"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/devplane/devplane/apiserver/crdschema"
+	"github.com/devplane/devplane/apiserver/registry"
+	"github.com/devplane/devplane/apiserver/storage"
+)
+
+// crdPrefix is where CRDs live in etcd, as in kube.
+const crdPrefix = "/registry/apiextensions.k8s.io/customresourcedefinitions"
+
+func newCRD() runtime.Object { return &apiextensionsv1.CustomResourceDefinition{} }
+func newCRDList() runtime.Object {
+	return &apiextensionsv1.CustomResourceDefinitionList{}
+}
+
+// metaAttrs selects by labels, metadata.name and metadata.namespace.
+func metaAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	return labels.Set(acc.GetLabels()), fields.Set{"metadata.name": acc.GetName(), "metadata.namespace": acc.GetNamespace()}, nil
+}
+
+func (e *Extensions) installCRDResource() error {
+	pb := protobuf.NewSerializer(e.scheme, e.scheme)
+	gv := apiextensionsv1.SchemeGroupVersion
+	cfg := storage.Config{
+		Resource:       CRDResource.GroupResource(),
+		Codec:          e.codecs.CodecForVersions(pb, pb, gv, gv),
+		NewFunc:        newCRD,
+		NewListFunc:    newCRDList,
+		ResourcePrefix: crdPrefix,
+		GetAttrs:       metaAttrs,
+	}
+	cacher, err := storage.NewCacher(storage.NewStore(e.deps.Client, cfg), cfg,
+		storage.CacherOptions{Logger: e.logger.With("component", "watch-cache", "resource", cfg.Resource.String())})
+	if err != nil {
+		return fmt.Errorf("watch cache for CRDs: %w", err)
+	}
+	e.crdCacher = cacher
+	e.crdStore = &registry.Store{
+		Resource:       CRDResource.GroupResource(),
+		Kind:           gv.WithKind("CustomResourceDefinition"),
+		HasStatus:      true,
+		Storage:        cacher,
+		KeyPrefix:      crdPrefix,
+		NewFunc:        newCRD,
+		NewListFunc:    newCRDList,
+		Default:        defaultCRD,
+		Validate:       validateCRDCreate,
+		ValidateUpdate: validateCRDUpdate,
+		GetAttrs:       metaAttrs,
+	}
+	e.reg.Add(&registry.Resource{
+		GVR:        CRDResource,
+		Kind:       "CustomResourceDefinition",
+		ListKind:   "CustomResourceDefinitionList",
+		Singular:   "customresourcedefinition",
+		ShortNames: []string{"crd", "crds"},
+		Categories: []string{"api-extensions"},
+		Verbs:      registry.DefaultVerbs,
+		HasStatus:  true,
+		New:        newCRD,
+		NewList:    newCRDList,
+		Store:      e.crdStore,
+		GetAttrs:   metaAttrs,
+	})
+	return nil
+}
+
+// defaultCRD applies the v1 defaults and, while the CRD is not being
+// deleted, the cleanup finalizer: deleting a CRD first deletes its custom
+// resources (kube adds the finalizer on delete; having it from creation is
+// the same contract).
+func defaultCRD(obj runtime.Object) {
+	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
+	crdschema.DefaultCRD(crd)
+	if crd.DeletionTimestamp == nil && !hasString(crd.Finalizers, CleanupFinalizer) {
+		crd.Finalizers = append(crd.Finalizers, CleanupFinalizer)
+	}
+}
+
+// validateCRDCreate is the create strategy: a new CRD starts with an empty
+// status (the controllers fill it) and storedVersions = [storage version].
+func validateCRDCreate(obj runtime.Object) field.ErrorList {
+	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
+	crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
+	crdschema.DefaultCRD(crd)
+	return crdschema.ValidateCRD(crd)
+}
+
+// validateCRDUpdate keeps the storage version among storedVersions, as
+// kube's update strategy does, then validates the update.
+func validateCRDUpdate(obj, old runtime.Object) field.ErrorList {
+	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
+	if v := storageVersion(crd); v != "" && !hasString(crd.Status.StoredVersions, v) {
+		crd.Status.StoredVersions = append(crd.Status.StoredVersions, v)
+	}
+	return crdschema.ValidateCRDUpdate(crd, old.(*apiextensionsv1.CustomResourceDefinition))
+}
+
+func storageVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
+	for _, v := range crd.Spec.Versions {
+		if v.Storage {
+			return v.Name
+		}
+	}
+	return ""
+}
+
+func hasString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func findCondition(crd *apiextensionsv1.CustomResourceDefinition, t apiextensionsv1.CustomResourceDefinitionConditionType) *apiextensionsv1.CustomResourceDefinitionCondition {
+	for i := range crd.Status.Conditions {
+		if crd.Status.Conditions[i].Type == t {
+			return &crd.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// setCondition sets a condition, keeping lastTransitionTime when the status
+// does not change.
+func setCondition(crd *apiextensionsv1.CustomResourceDefinition, c apiextensionsv1.CustomResourceDefinitionCondition) {
+	if cur := findCondition(crd, c.Type); cur != nil {
+		if cur.Status == c.Status {
+			c.LastTransitionTime = cur.LastTransitionTime
+		}
+		*cur = c
+		return
+	}
+	crd.Status.Conditions = append(crd.Status.Conditions, c)
+}

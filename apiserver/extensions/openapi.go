@@ -1,0 +1,82 @@
+package extensions
+
+import (
+	"sort"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/devplane/devplane/apiserver/openapi"
+)
+
+// customPatchTypes: custom resources have no strategic merge patch.
+var customPatchTypes = []string{openapi.PatchTypeJSON, openapi.PatchTypeMerge, openapi.PatchTypeApplyYAML}
+
+// OpenAPI returns the OpenAPI paths of everything the extensions server
+// serves (CRDs and every served custom resource version) and the custom
+// resources' schemas, keyed by definition name, for openapi.Service.Update.
+func (e *Extensions) OpenAPI() ([]openapi.Resource, map[string]*spec.Schema) {
+	out := []openapi.Resource{{
+		Group: CRDResource.Group, Version: CRDResource.Version, Resource: CRDResource.Resource,
+		Kind: "CustomResourceDefinition", ListKind: "CustomResourceDefinitionList",
+		Verbs: crdVerbs(), Subresources: []string{"status"},
+		DefinitionName: apiextensionsv1.CustomResourceDefinition{}.OpenAPIModelName(),
+	}}
+	extra := map[string]*spec.Schema{}
+	e.mu.Lock()
+	versions := make([]*servedVersion, 0, len(e.versions))
+	for _, sv := range e.versions {
+		versions = append(versions, sv)
+	}
+	e.mu.Unlock()
+	sort.Slice(versions, func(i, j int) bool { return versions[i].res.GVR.String() < versions[j].res.GVR.String() })
+	for _, sv := range versions {
+		s, err := sv.v.OpenAPISchema()
+		if err != nil || s == nil {
+			continue
+		}
+		res := sv.res
+		model := sv.v.ModelName()
+		extra[model] = s
+		listModel := strings.TrimSuffix(model, res.Kind) + res.ListKind
+		extra[listModel] = listSchema(model, res.GVR.Group, res.GVR.Version, res.ListKind)
+		out = append(out, openapi.Resource{
+			Group: res.GVR.Group, Version: res.GVR.Version, Resource: res.GVR.Resource,
+			Kind: res.Kind, ListKind: res.ListKind, Namespaced: res.Namespaced,
+			Verbs: res.Verbs, Subresources: res.Subresources(),
+			DefinitionName: model, PatchTypes: customPatchTypes,
+		})
+	}
+	return out, extra
+}
+
+func crdVerbs() []string {
+	return []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+}
+
+// listSchema is the schema of a custom resource list, as kube publishes it.
+func listSchema(itemModel, group, version, listKind string) *spec.Schema {
+	str := func(desc string) spec.Schema {
+		return spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{"string"}, Description: desc}}
+	}
+	s := &spec.Schema{
+		SchemaProps: spec.SchemaProps{
+			Description: listKind + " is a list of " + strings.TrimSuffix(listKind, "List"),
+			Type:        []string{"object"},
+			Required:    []string{"items"},
+			Properties: map[string]spec.Schema{
+				"apiVersion": str("APIVersion defines the versioned schema of this representation of an object."),
+				"kind":       str("Kind is a string value representing the REST resource this object represents."),
+				"metadata": {SchemaProps: spec.SchemaProps{Description: "Standard list metadata.",
+					Ref: spec.MustCreateRef("#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta")}},
+				"items": {SchemaProps: spec.SchemaProps{Type: []string{"array"},
+					Items: &spec.SchemaOrArray{Schema: &spec.Schema{SchemaProps: spec.SchemaProps{
+						Ref: spec.MustCreateRef("#/definitions/" + itemModel)}}}}},
+			},
+		},
+	}
+	s.AddExtension("x-kubernetes-group-version-kind", []interface{}{
+		map[string]interface{}{"group": group, "version": version, "kind": listKind}})
+	return s
+}

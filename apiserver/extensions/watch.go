@@ -1,0 +1,82 @@
+package extensions
+
+import (
+	"context"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/devplane/devplane/apiserver/storage"
+)
+
+// Watch implements storage.Interface: events of the shared cache are
+// converted to this version one by one.
+func (s *versionStorage) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
+	under, err := s.under.Watch(ctx, key, opts)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	w := &convertingWatch{under: under, result: make(chan watch.Event), cancel: cancel}
+	go w.run(ctx, s)
+	return w, nil
+}
+
+type convertingWatch struct {
+	under    watch.Interface
+	result   chan watch.Event
+	cancel   context.CancelFunc
+	stopOnce sync.Once
+}
+
+func (w *convertingWatch) ResultChan() <-chan watch.Event { return w.result }
+
+func (w *convertingWatch) Stop() {
+	w.stopOnce.Do(func() {
+		w.cancel()
+		w.under.Stop()
+	})
+}
+
+func (w *convertingWatch) run(ctx context.Context, s *versionStorage) {
+	defer close(w.result)
+	defer w.Stop()
+	for {
+		var ev watch.Event
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok = <-w.under.ResultChan():
+			if !ok {
+				return
+			}
+		}
+		if u, isU := ev.Object.(*unstructured.Unstructured); isU {
+			switch ev.Type {
+			case watch.Bookmark:
+				c := u.DeepCopy()
+				c.SetGroupVersionKind(s.gvk)
+				ev.Object = c
+			default:
+				served, err := s.toServedOne(ctx, u)
+				if err != nil {
+					st := apierrors.NewInternalError(err).ErrStatus
+					if se, ok := err.(apierrors.APIStatus); ok {
+						st = se.Status()
+					}
+					ev = watch.Event{Type: watch.Error, Object: &st}
+				} else {
+					ev.Object = served
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case w.result <- ev:
+		}
+	}
+}
