@@ -31,7 +31,9 @@ func NewApp() *cli.App {
 		Description: "devplane starts an in-process etcd, makes its own certificates, serves the Kubernetes API\n" +
 			"through kube-apiserver's delegation chain and writes a kubeconfig. Start with `devplane up`.",
 		Commands: []*cli.Command{
-			upCommand(),
+			withDetach(upCommand()),
+			downCommand(),
+			waitCommand(),
 			statusCommand(),
 			kubeconfigCommand(),
 			resetCommand(),
