@@ -40,10 +40,10 @@ func RunWithLeaderElection(ctx context.Context, cfg *rest.Config, identity, lock
 		// term tracks it so run never outlives the term or this function.
 		var term leaderTerm
 		elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-			Lock:            lock,
-			LeaseDuration:   LeaderLeaseDuration,
-			RenewDeadline:   LeaderRenewDeadline,
-			RetryPeriod:     LeaderRetryPeriod,
+			Lock:          lock,
+			LeaseDuration: LeaderLeaseDuration,
+			RenewDeadline: LeaderRenewDeadline,
+			RetryPeriod:   LeaderRetryPeriod,
 			// Released below, only once run has returned: client-go's
 			// ReleaseOnCancel would let a successor start meanwhile.
 			ReleaseOnCancel: false,
