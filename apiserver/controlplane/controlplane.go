@@ -58,6 +58,11 @@ type Options struct {
 
 	// TokenAuthFile is a CSV of static bearer tokens (optional).
 	TokenAuthFile string
+	// AuthorizationMode is "RBAC" (default) or "AlwaysAllow".
+	AuthorizationMode string
+	// ServiceAccountIssuer is the iss of service account tokens
+	// (default https://kubernetes.default.svc).
+	ServiceAccountIssuer string
 
 	Logger *slog.Logger
 }
@@ -174,14 +179,11 @@ func (cp *ControlPlane) buildChain() error {
 	if err != nil {
 		return err
 	}
-	authenticators := authn.Union{authn.ClientCert{}}
-	if cp.opts.TokenAuthFile != "" {
-		tokens, err := authn.LoadTokenFile(cp.opts.TokenAuthFile)
-		if err != nil {
-			return fmt.Errorf("--token-auth-file: %w", err)
-		}
-		authenticators = append(authenticators, tokens)
+	sec, err := cp.newSecurity()
+	if err != nil {
+		return err
 	}
+	var authenticators authn.Authenticator = sec.authenticator
 	config := func(name string) server.CompletedConfig {
 		c := &server.Config{
 			Name:          name,
@@ -190,11 +192,16 @@ func (cp *ControlPlane) buildChain() error {
 			ServingCert:   serving,
 			ClientCA:      cp.Certs.CAPool(),
 			Authenticator: authenticators,
+			Authorizer:    sec.authorizer,
+			AnonymousAuth: sec.anonymousAuth(),
 		}
 		return c.Complete()
 	}
 
 	if cp.Extensions, err = config(ExtensionsName).New(server.NewNotFound()); err != nil {
+		return err
+	}
+	if err := cp.installExtensions(); err != nil {
 		return err
 	}
 	if cp.Core, err = config(CoreName).New(cp.Extensions); err != nil {
@@ -203,13 +210,16 @@ func (cp *ControlPlane) buildChain() error {
 	if err := cp.installCore(); err != nil {
 		return err
 	}
-	if err := cp.installExtensions(); err != nil {
+	if err := cp.installSecurity(sec); err != nil {
 		return err
 	}
 	if cp.Aggregator, err = config(AggregatorName).New(cp.Core); err != nil {
 		return err
 	}
 	cp.installOpenAPI()
+	if err := cp.installIssuerDiscovery(sec); err != nil {
+		return err
+	}
 	return cp.installAggregator()
 }
 

@@ -78,13 +78,16 @@ func TestFoundation(t *testing.T) {
 		}
 	})
 
-	t.Run("anonymous API request is 401 with a Status", func(t *testing.T) {
+	t.Run("anonymous API request is 403 with a Status", func(t *testing.T) {
+		// As kube-apiserver with anonymous auth: system:anonymous reaches
+		// authorization, and RBAC grants it only the public info paths.
 		code, body, hdr := get(t, anon, base+"/api")
 		var st metav1.Status
-		if code != http.StatusUnauthorized || json.Unmarshal([]byte(body), &st) != nil {
+		if code != http.StatusForbidden || json.Unmarshal([]byte(body), &st) != nil {
 			t.Fatalf("GET /api anonymously = %d %s", code, body)
 		}
-		if st.Kind != "Status" || st.Reason != metav1.StatusReasonUnauthorized || st.Code != 401 {
+		if st.Kind != "Status" || st.Reason != metav1.StatusReasonForbidden || st.Code != 403 ||
+			st.Message != `forbidden: User "system:anonymous" cannot get path "/api"` {
 			t.Errorf("status = %+v", st)
 		}
 		if !strings.HasPrefix(hdr.Get("Content-Type"), "application/json") {

@@ -259,7 +259,18 @@ var subresourceVerbs = map[string][]string{
 	"finalize": {"update"},
 }
 
+// subVerbs are a subresource's verbs: create for CreateSubresources.
+func subVerbs(res *registry.Resource, sub string) []string {
+	if res.CreateSubresources[sub] != nil {
+		return []string{"create"}
+	}
+	return subresourceVerbs[sub]
+}
+
 func subresourceKind(res *registry.Resource, sub string) schema.GroupVersionKind {
+	if c := res.CreateSubresources[sub]; c != nil {
+		return c.Kind
+	}
 	if sub == "scale" {
 		return autoscalingv1.SchemeGroupVersion.WithKind("Scale")
 	}
@@ -277,8 +288,8 @@ func resourceList(gv schema.GroupVersion, resources []*registry.Resource) *metav
 		for _, sub := range res.Subresources() {
 			kind := subresourceKind(res, sub)
 			r := metav1.APIResource{Name: res.GVR.Resource + "/" + sub, Namespaced: res.Namespaced,
-				Kind: kind.Kind, Verbs: subresourceVerbs[sub]}
-			if sub == "scale" {
+				Kind: kind.Kind, Verbs: subVerbs(res, sub)}
+			if sub == "scale" || res.CreateSubresources[sub] != nil {
 				r.Group, r.Version = kind.Group, kind.Version
 			}
 			list.APIResources = append(list.APIResources, r)
@@ -306,7 +317,7 @@ func versionDiscovery(v string, resources []*registry.Resource) apidiscoveryv2.A
 			d.Subresources = append(d.Subresources, apidiscoveryv2.APISubresourceDiscovery{
 				Subresource:  sub,
 				ResponseKind: &metav1.GroupVersionKind{Group: sk.Group, Version: sk.Version, Kind: sk.Kind},
-				Verbs:        subresourceVerbs[sub],
+				Verbs:        subVerbs(res, sub),
 			})
 		}
 		out.Resources = append(out.Resources, d)

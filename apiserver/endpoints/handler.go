@@ -150,6 +150,10 @@ func (h *handler) serveResource(w http.ResponseWriter, r *http.Request, info *re
 		return
 	}
 	ctx := r.Context()
+	if isVirtual(res, info.Subresource) {
+		h.virtual(ctx, w, r, sc, mc)
+		return
+	}
 	switch info.Verb {
 	case "get":
 		h.get(ctx, w, r, sc, mc)

@@ -48,6 +48,13 @@ type Resource struct {
 	NewList    func() runtime.Object
 
 	Store *Store
+	// Create serves a create-only (virtual) resource such as the access
+	// and token reviews: Store is nil, Verbs are ["create"], and the
+	// result is answered without being stored. namespace is the request's.
+	Create func(ctx context.Context, namespace string, obj runtime.Object) (runtime.Object, error)
+	// CreateSubresources are POST-only subresources of a stored resource
+	// (serviceaccounts/token), by subresource name.
+	CreateSubresources map[string]*SubresourceCreate
 	// FieldManager keeps managedFields and serves server-side apply; nil
 	// for resources without a schema to type them.
 	FieldManager *patch.FieldManager
@@ -76,7 +83,21 @@ func (r *Resource) Subresources() []string {
 	if r.GVR.Group == "" && r.GVR.Resource == "namespaces" {
 		subs = append(subs, "finalize")
 	}
-	return subs
+	extra := make([]string, 0, len(r.CreateSubresources))
+	for name := range r.CreateSubresources {
+		extra = append(extra, name)
+	}
+	sort.Strings(extra)
+	return append(subs, extra...)
+}
+
+// SubresourceCreate serves POST on <resource>/<name>/<subresource>: the
+// body is a Kind object (e.g. authentication.k8s.io/v1 TokenRequest) and
+// so is the answer.
+type SubresourceCreate struct {
+	Kind   schema.GroupVersionKind
+	New    func() runtime.Object
+	Create func(ctx context.Context, namespace, name string, obj runtime.Object) (runtime.Object, error)
 }
 
 // DefaultVerbs are the verbs of a resource served by the generic store.

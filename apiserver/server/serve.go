@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
 
 	"golang.org/x/net/http2"
 
+	"github.com/devplane/devplane/apiserver/authz"
 	"github.com/devplane/devplane/apiserver/filters"
 	"github.com/devplane/devplane/apiserver/healthz"
 	"github.com/devplane/devplane/apiserver/version"
@@ -53,11 +55,15 @@ func (s *GenericAPIServer) PrepareRun() (*PreparedServer, error) {
 
 	p := &PreparedServer{GenericAPIServer: s, stopLongRunning: make(chan struct{})}
 	c := s.config
-	allowAnonymous := func(r *http.Request) bool { return filters.AnonymousAllowed(r.URL.Path) }
+	allowAnonymous := func(r *http.Request) bool { return c.AnonymousAuth || filters.AnonymousAllowed(r.URL.Path) }
 	var h http.Handler = s.router
 	h = filters.WithLongRunningStop(h, p.stopLongRunning)
 	h = filters.WithTimeout(h, c.RequestTimeout)
 	h = filters.WithMaxInFlight(h, c.MaxRequestsInFlight, c.MaxMutatingRequestsInFlight)
+	if c.Authorizer != nil {
+		h = withAuthorization(h, c.Authorizer, s.logger)
+		h = filters.WithImpersonation(h, c.Authorizer)
+	}
 	h = filters.WithAuthentication(h, c.Authenticator, allowAnonymous, s.logger)
 	h = filters.WithLogging(h, s.logger)
 	h = filters.WithRequestInfo(h)
@@ -171,4 +177,17 @@ func (l keepAliveListener) Accept() (net.Conn, error) {
 	_ = c.SetKeepAlive(true)
 	_ = c.SetKeepAlivePeriod(3 * time.Minute)
 	return c, nil
+}
+
+// withAuthorization is filters.WithAuthorization, except that the health
+// and version endpoints stay public whatever the policy says.
+func withAuthorization(h http.Handler, a authz.Authorizer, logger *slog.Logger) http.Handler {
+	authorized := filters.WithAuthorization(h, a, logger)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if filters.AnonymousAllowed(r.URL.Path) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		authorized.ServeHTTP(w, r)
+	})
 }

@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/devplane/devplane/apiserver/authn"
+	"github.com/devplane/devplane/apiserver/authz"
 	"github.com/devplane/devplane/apiserver/filters"
 	"github.com/devplane/devplane/apiserver/healthz"
 )
@@ -43,6 +44,14 @@ type Config struct {
 
 	// Authenticator identifies callers; nil accepts client certs only.
 	Authenticator authn.Authenticator
+	// Authorizer decides what each user may do (nil: no authorization,
+	// any authenticated user may do anything).
+	Authorizer authz.Authorizer
+	// AnonymousAuth lets requests without credentials through as
+	// system:anonymous and leaves the decision to the Authorizer (kube's
+	// --anonymous-auth). Otherwise only the health and version endpoints
+	// are reachable anonymously.
+	AnonymousAuth bool
 
 	HTTP2MaxStreamsPerConnection int           // default 250
 	MaxRequestsInFlight          int           // reads; default 400
