@@ -379,7 +379,7 @@ func TestSecurity(t *testing.T) {
 		anon := s.client(t, false)
 		for path, want := range map[string]int{
 			"/version": 200, "/healthz": 200, "/readyz": 200, "/livez": 200,
-			"/api/v1/namespaces/x/pods":       403,
+			"/api/v1/namespaces/x/pods":     403,
 			serviceaccount.OpenIDConfigPath: 403,
 		} {
 			resp, err := anon.Get(s.cp.URL() + path)
