@@ -28,16 +28,15 @@ func (cp *ControlPlane) extState() *extensionsState {
 }
 
 // installExtensions serves CustomResourceDefinitions and custom resources
-// on the extensions server. It runs after installCore: CRD names are
-// checked against, and conversion webhook Services resolved with, the core
-// registry.
+// on the extensions server. It runs before the core server is built, which
+// takes over the extensions' hooks and checks when it is created.
 func (cp *ControlPlane) installExtensions() error {
 	st := cp.extState()
 	api, err := extensions.Install(extensions.Deps{
 		Server:       cp.Extensions,
 		Client:       cp.Etcd.Client(),
 		Logger:       cp.logger,
-		CoreRegistry: cp.CoreRegistry,
+		CoreRegistry: func() *registry.Registry { return cp.CoreRegistry },
 		Registry:     st.reg,
 	})
 	if err != nil {

@@ -101,10 +101,10 @@ func (e *Extensions) builtinResource(group, resource string) bool {
 	if group == CRDResource.Group && resource == CRDResource.Resource {
 		return true
 	}
-	if e.deps.CoreRegistry == nil {
+	if e.core() == nil {
 		return false
 	}
-	for _, r := range e.deps.CoreRegistry.Resources() {
+	for _, r := range e.core().Resources() {
 		if r.GVR.Group == group && r.GVR.Resource == resource {
 			return true
 		}

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/devplane/devplane/apiserver/crdschema"
@@ -34,11 +34,12 @@ func metaAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
 }
 
 func (e *Extensions) installCRDResource() error {
-	pb := protobuf.NewSerializer(e.scheme, e.scheme)
+	// JSON, so an empty status.conditions stays [] (kubectl wait reads it).
+	js := kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, e.scheme, e.scheme, kjson.SerializerOptions{})
 	gv := apiextensionsv1.SchemeGroupVersion
 	cfg := storage.Config{
 		Resource:       CRDResource.GroupResource(),
-		Codec:          e.codecs.CodecForVersions(pb, pb, gv, gv),
+		Codec:          e.codecs.CodecForVersions(js, js, gv, gv),
 		NewFunc:        newCRD,
 		NewListFunc:    newCRDList,
 		ResourcePrefix: crdPrefix,
@@ -87,6 +88,9 @@ func (e *Extensions) installCRDResource() error {
 func defaultCRD(obj runtime.Object) {
 	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
 	crdschema.DefaultCRD(crd)
+	if crd.Status.Conditions == nil {
+		crd.Status.Conditions = []apiextensionsv1.CustomResourceDefinitionCondition{}
+	}
 	if crd.DeletionTimestamp == nil && !hasString(crd.Finalizers, CleanupFinalizer) {
 		crd.Finalizers = append(crd.Finalizers, CleanupFinalizer)
 	}
@@ -96,7 +100,7 @@ func defaultCRD(obj runtime.Object) {
 // status (the controllers fill it) and storedVersions = [storage version].
 func validateCRDCreate(obj runtime.Object) field.ErrorList {
 	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
-	crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
+	crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{Conditions: []apiextensionsv1.CustomResourceDefinitionCondition{}}
 	crdschema.DefaultCRD(crd)
 	return crdschema.ValidateCRD(crd)
 }

@@ -45,10 +45,12 @@ type Deps struct {
 	// Client is the etcd client custom resources and CRDs are stored with.
 	Client *clientv3.Client
 	Logger *slog.Logger
-	// CoreRegistry holds the built-in resources: CRD names may not shadow
-	// them, and conversion webhook Services resolve through its Services,
-	// EndpointSlices and Endpoints. Namespaces are checked on create with it.
-	CoreRegistry *registry.Registry
+	// CoreRegistry returns the built-in resources (nil until they exist: the
+	// extensions server is built before the core server that delegates to
+	// it, as its hooks must be registered first). CRD names may not shadow
+	// them, conversion webhook Services resolve through its Services,
+	// EndpointSlices and Endpoints, and namespaces are checked on create.
+	CoreRegistry func() *registry.Registry
 	// Registry is what the extensions server serves into (CRDs and custom
 	// resources); nil makes a new one. Registry() returns it.
 	Registry *registry.Registry
@@ -148,6 +150,14 @@ func Install(deps Deps) (*Extensions, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// core is the core registry, or nil.
+func (e *Extensions) core() *registry.Registry {
+	if e.deps.CoreRegistry == nil {
+		return nil
+	}
+	return e.deps.CoreRegistry()
 }
 
 // Registry holds what the extensions server serves: CRDs and every served

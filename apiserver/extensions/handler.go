@@ -118,10 +118,10 @@ func isProtobuf(mediaType string) bool {
 // checkNamespace: custom resources are created only in existing namespaces
 // that are not terminating.
 func (e *Extensions) checkNamespace(ctx context.Context, gr schema.GroupResource, namespace string) error {
-	if e.deps.CoreRegistry == nil || namespace == "" {
+	if e.core() == nil || namespace == "" {
 		return nil
 	}
-	res, ok := e.deps.CoreRegistry.Lookup("", "v1", "namespaces")
+	res, ok := e.core().Lookup("", "v1", "namespaces")
 	if !ok || res.Store == nil {
 		return nil
 	}

@@ -16,11 +16,11 @@ import (
 // Service (EndpointSlices first, then Endpoints); an ExternalName Service is
 // dialled by its external name.
 func (e *Extensions) resolveService(namespace, name string, port int32) (string, error) {
-	if e.deps.CoreRegistry == nil {
+	if e.core() == nil {
 		return "", fmt.Errorf("no service resolution without the core registry")
 	}
 	ctx := systemContext(context.Background())
-	svcRes, ok := e.deps.CoreRegistry.Lookup("", "v1", "services")
+	svcRes, ok := e.core().Lookup("", "v1", "services")
 	if !ok {
 		return "", fmt.Errorf("services are not served")
 	}
@@ -41,7 +41,7 @@ func (e *Extensions) resolveService(namespace, name string, port int32) (string,
 	if svcPort == nil {
 		return "", fmt.Errorf("service %s/%s has no port %d", namespace, name, port)
 	}
-	if res, ok := e.deps.CoreRegistry.Lookup("discovery.k8s.io", "v1", "endpointslices"); ok {
+	if res, ok := e.core().Lookup("discovery.k8s.io", "v1", "endpointslices"); ok {
 		list, err := res.Store.List(ctx, namespace, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + name})
 		if err == nil {
 			for _, slice := range list.(*discoveryv1.EndpointSliceList).Items {
@@ -62,7 +62,7 @@ func (e *Extensions) resolveService(namespace, name string, port int32) (string,
 			}
 		}
 	}
-	if res, ok := e.deps.CoreRegistry.Lookup("", "v1", "endpoints"); ok {
+	if res, ok := e.core().Lookup("", "v1", "endpoints"); ok {
 		obj, err := res.Store.Get(ctx, namespace, name, metav1.GetOptions{})
 		if err == nil {
 			for _, subset := range obj.(*corev1.Endpoints).Subsets {
