@@ -154,3 +154,17 @@ type Source interface {
 	// resourceVersion conflict.
 	UpdateStatus(ctx context.Context, gvr schema.GroupVersionResource, obj runtime.Object) error
 }
+
+type skipKey struct{}
+
+// WithoutAdmission marks ctx for writes admission itself makes (quota
+// usage), which must not be admitted again.
+func WithoutAdmission(ctx context.Context) context.Context {
+	return context.WithValue(ctx, skipKey{}, true)
+}
+
+// Skipped reports whether ctx was marked by WithoutAdmission.
+func Skipped(ctx context.Context) bool {
+	v, _ := ctx.Value(skipKey{}).(bool)
+	return v
+}

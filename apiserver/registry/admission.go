@@ -26,8 +26,8 @@ func (r *Registry) SetAdmission(a admission.Interface) {
 	admissionChains.Store(r, a)
 }
 
-func (s *Store) admissionChain() admission.Interface {
-	if s.registry == nil {
+func (s *Store) admissionChain(ctx context.Context) admission.Interface {
+	if s.registry == nil || admission.Skipped(ctx) {
 		return nil
 	}
 	a, ok := admissionChains.Load(s.registry)
@@ -83,7 +83,7 @@ func (s *Store) admissionAttributes(ctx context.Context, op admission.Operation,
 // object, defaulted again when admission changed it.
 func (s *Store) admitMutate(ctx context.Context, op admission.Operation, obj, old runtime.Object,
 	subresource string, dryRun bool, opts runtime.Object) (runtime.Object, error) {
-	chain := s.admissionChain()
+	chain := s.admissionChain(ctx)
 	if chain == nil {
 		return obj, nil
 	}
@@ -100,7 +100,7 @@ func (s *Store) admitMutate(ctx context.Context, op admission.Operation, obj, ol
 // admitValidate runs the validating phase.
 func (s *Store) admitValidate(ctx context.Context, op admission.Operation, obj, old runtime.Object,
 	subresource string, dryRun bool, opts runtime.Object) error {
-	chain := s.admissionChain()
+	chain := s.admissionChain(ctx)
 	if chain == nil {
 		return nil
 	}

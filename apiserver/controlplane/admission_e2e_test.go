@@ -1,0 +1,430 @@
+package controlplane_test
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// webhookServer is a TLS admission webhook server on 127.0.0.1 with a
+// certificate from devplane's CA.
+type webhookServer struct {
+	port    int
+	calls   sync.Map // path → *atomic.Int32
+	dryRuns sync.Map // path → last dryRun flag
+}
+
+func (w *webhookServer) count(path string) int32 {
+	v, _ := w.calls.LoadOrStore(path, &atomic.Int32{})
+	return v.(*atomic.Int32).Load()
+}
+
+func (w *webhookServer) url(path string) *string {
+	u := "https://127.0.0.1:" + strconv.Itoa(w.port) + path
+	return &u
+}
+
+func startWebhookServer(t *testing.T, s *started) *webhookServer {
+	t.Helper()
+	certPEM, keyPEM, err := s.cp.Certs.IssueServing([]string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := &webhookServer{port: ln.Addr().(*net.TCPAddr).Port}
+	review := func(w http.ResponseWriter, r *http.Request, decide func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse) {
+		v, _ := ws.calls.LoadOrStore(r.URL.Path, &atomic.Int32{})
+		v.(*atomic.Int32).Add(1)
+		var in admissionv1.AdmissionReview
+		body, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(body, &in); err != nil || in.Request == nil {
+			http.Error(w, "bad review", http.StatusBadRequest)
+			return
+		}
+		if in.Request.DryRun != nil {
+			ws.dryRuns.Store(r.URL.Path, *in.Request.DryRun)
+		}
+		resp := decide(in.Request)
+		resp.UID = in.Request.UID
+		out := admissionv1.AdmissionReview{TypeMeta: in.TypeMeta, Response: resp}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(out)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/add-label", func(w http.ResponseWriter, r *http.Request) {
+		review(w, r, func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			var obj metav1.PartialObjectMetadata
+			_ = json.Unmarshal(req.Object.Raw, &obj)
+			var patch string
+			if obj.Labels == nil {
+				patch = `[{"op":"add","path":"/metadata/labels","value":{"admitted":"yes"}}]`
+			} else {
+				patch = `[{"op":"add","path":"/metadata/labels/admitted","value":"yes"}]`
+			}
+			pt := admissionv1.PatchTypeJSONPatch
+			return &admissionv1.AdmissionResponse{Allowed: true, Patch: []byte(patch), PatchType: &pt,
+				Warnings: []string{"label added by the test webhook"}}
+		})
+	})
+	mux.HandleFunc("/deny-bad", func(w http.ResponseWriter, r *http.Request) {
+		review(w, r, func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			var cm corev1.ConfigMap
+			_ = json.Unmarshal(req.Object.Raw, &cm)
+			if _, bad := cm.Data["bad"]; bad {
+				return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{
+					Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden, Message: `data key "bad" is not allowed`}}
+			}
+			return &admissionv1.AdmissionResponse{Allowed: true, Warnings: []string{"configmap checked"}}
+		})
+	})
+	mux.HandleFunc("/allow", func(w http.ResponseWriter, r *http.Request) {
+		review(w, r, func(*admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			return &admissionv1.AdmissionResponse{Allowed: true}
+		})
+	})
+	mux.HandleFunc("/allow-some", func(w http.ResponseWriter, r *http.Request) {
+		review(w, r, func(*admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			return &admissionv1.AdmissionResponse{Allowed: true}
+		})
+	})
+	mux.HandleFunc("/sleep", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(3 * time.Second):
+		case <-r.Context().Done():
+		}
+		review(w, r, func(*admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			return &admissionv1.AdmissionResponse{Allowed: true}
+		})
+	})
+	mux.HandleFunc("/garbage", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, "this is not an AdmissionReview")
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return ws
+}
+
+// warningCollector records Warning headers seen by client-go.
+type warningCollector struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (c *warningCollector) HandleWarningHeader(_ int, _ string, text string) {
+	c.mu.Lock()
+	c.msgs = append(c.msgs, text)
+	c.mu.Unlock()
+}
+
+func (c *warningCollector) all() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return strings.Join(c.msgs, "\n")
+}
+
+// clientWithWarnings is an admin clientset whose warnings land in wc.
+func clientWithWarnings(t *testing.T, s *started, wc *warningCollector) *kubernetes.Clientset {
+	t.Helper()
+	cfg := rest.CopyConfig(s.cp.RESTConfig())
+	cfg.WarningHandler = wc
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// testNamespace creates a namespace labelled admission-test=<name>.
+func testNamespace(t *testing.T, cs kubernetes.Interface, name string, extra map[string]string) {
+	t.Helper()
+	l := map[string]string{"admission-test": name}
+	for k, v := range extra {
+		l[k] = v
+	}
+	_, err := cs.CoreV1().Namespaces().Create(context.Background(),
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func nsSelector(name string) *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchLabels: map[string]string{"admission-test": name}}
+}
+
+func rule(ops []admissionregistrationv1.OperationType, group, resource string) []admissionregistrationv1.RuleWithOperations {
+	return []admissionregistrationv1.RuleWithOperations{{Operations: ops,
+		Rule: admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: []string{"*"}, Resources: []string{resource}}}}
+}
+
+var (
+	opsCreate       = []admissionregistrationv1.OperationType{admissionregistrationv1.Create}
+	opsCreateUpdate = []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}
+	sideEffectsNone = admissionregistrationv1.SideEffectClassNone
+	sideEffectsSome = admissionregistrationv1.SideEffectClassSome
+	policyFail      = admissionregistrationv1.Fail
+	policyIgnore    = admissionregistrationv1.Ignore
+)
+
+func validatingHook(name string, url *string, ns string, rules []admissionregistrationv1.RuleWithOperations,
+	fp admissionregistrationv1.FailurePolicyType) admissionregistrationv1.ValidatingWebhook {
+	return admissionregistrationv1.ValidatingWebhook{
+		Name: name, ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: url},
+		Rules: rules, FailurePolicy: &fp, NamespaceSelector: nsSelector(ns),
+		SideEffects: &sideEffectsNone, AdmissionReviewVersions: []string{"v1"},
+	}
+}
+
+func createValidating(t *testing.T, s *started, cs kubernetes.Interface, name string, hooks ...admissionregistrationv1.ValidatingWebhook) {
+	t.Helper()
+	ca := s.cp.Certs.CA.CertPEM
+	for i := range hooks {
+		hooks[i].ClientConfig.CABundle = ca
+	}
+	_, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(context.Background(),
+		&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}, Webhooks: hooks},
+		metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+}
+
+// createUntil repeats a create until check accepts its outcome (the
+// configuration reaches the watch cache a moment after it is written).
+func createUntil(t *testing.T, what string, create func() error, check func(error) bool) error {
+	t.Helper()
+	var err error
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err = create()
+		if check(err) {
+			return err
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: unexpected outcome after 10s: %v", what, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func configMap(name string, data map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data}
+}
+
+func simplePod(name string, labels map[string]string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
+}
+
+func TestAdmissionWebhooks(t *testing.T) {
+	s := startControlPlane(t, "")
+	ws := startWebhookServer(t, s)
+	wc := &warningCollector{}
+	cs := clientWithWarnings(t, s, wc)
+	ctx := context.Background()
+
+	t.Run("mutating webhook patches pods, selected by namespace and object labels", func(t *testing.T) {
+		testNamespace(t, cs, "mutate", nil)
+		testNamespace(t, cs, "mutate-other", nil)
+		fp := admissionregistrationv1.Fail
+		_, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: "add-label"},
+			Webhooks: []admissionregistrationv1.MutatingWebhook{{
+				Name: "add-label.example.com", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ws.url("/add-label"), CABundle: s.cp.Certs.CA.CertPEM},
+				Rules: rule(opsCreate, "", "pods"), FailurePolicy: &fp, NamespaceSelector: nsSelector("mutate"),
+				ObjectSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "skip-mutation", Operator: metav1.LabelSelectorOpDoesNotExist}}},
+				SideEffects:    &sideEffectsNone, AdmissionReviewVersions: []string{"v1"},
+			}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := 0
+		var pod *corev1.Pod
+		createUntil(t, "mutated pod", func() error {
+			i++
+			var err error
+			pod, err = cs.CoreV1().Pods("mutate").Create(ctx, simplePod(fmt.Sprintf("p%d", i), map[string]string{"app": "x"}), metav1.CreateOptions{})
+			return err
+		}, func(err error) bool { return err == nil && pod.Labels["admitted"] == "yes" })
+		if pod.Labels["app"] != "x" {
+			t.Errorf("existing labels lost: %v", pod.Labels)
+		}
+		if !strings.Contains(wc.all(), "label added by the test webhook") {
+			t.Errorf("webhook warning not passed back; warnings: %q", wc.all())
+		}
+		// Stored, not just returned.
+		got, err := cs.CoreV1().Pods("mutate").Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil || got.Labels["admitted"] != "yes" {
+			t.Errorf("stored pod: %v %v", got.Labels, err)
+		}
+		skipped, err := cs.CoreV1().Pods("mutate").Create(ctx, simplePod("skipped", map[string]string{"skip-mutation": "1"}), metav1.CreateOptions{})
+		if err != nil || skipped.Labels["admitted"] != "" {
+			t.Errorf("objectSelector: pod mutated anyway: %v %v", skipped.Labels, err)
+		}
+		other, err := cs.CoreV1().Pods("mutate-other").Create(ctx, simplePod("other", nil), metav1.CreateOptions{})
+		if err != nil || other.Labels["admitted"] != "" {
+			t.Errorf("namespaceSelector: pod mutated anyway: %v %v", other.Labels, err)
+		}
+	})
+
+	t.Run("validating webhook through a service denies with kube's words", func(t *testing.T) {
+		testNamespace(t, cs, "validate", nil)
+		// The webhook is reached through a Service whose Endpoints point at
+		// the test's server.
+		if _, err := cs.CoreV1().Services("validate").Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "hook"},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 443}}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.CoreV1().Endpoints("validate").Create(ctx, &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: "hook"},
+			Subsets: []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{{IP: "127.0.0.1"}},
+				Ports: []corev1.EndpointPort{{Name: "https", Port: int32(ws.port)}}}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		path := "/deny-bad"
+		h := validatingHook("deny-bad.example.com", nil, "validate", rule(opsCreateUpdate, "", "configmaps"), policyFail)
+		h.ClientConfig.Service = &admissionregistrationv1.ServiceReference{Namespace: "validate", Name: "hook", Path: &path}
+		h.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "not-skipped",
+			Expression: `!has(object.metadata.annotations) || !('skip' in object.metadata.annotations)`}}
+		createValidating(t, s, cs, "deny-bad", h)
+		want := `admission webhook "deny-bad.example.com" denied the request: data key "bad" is not allowed`
+		i := 0
+		err := createUntil(t, "denied configmap", func() error {
+			i++
+			_, err := cs.CoreV1().ConfigMaps("validate").Create(ctx, configMap(fmt.Sprintf("bad%d", i), map[string]string{"bad": "1"}), metav1.CreateOptions{})
+			return err
+		}, func(err error) bool { return err != nil })
+		if err.Error() != want || !apierrors.IsForbidden(err) {
+			t.Errorf("got %v (forbidden %v), want %q", err, apierrors.IsForbidden(err), want)
+		}
+		if _, err := cs.CoreV1().ConfigMaps("validate").Create(ctx, configMap("good", map[string]string{"ok": "1"}), metav1.CreateOptions{}); err != nil {
+			t.Fatalf("good configmap: %v", err)
+		}
+		if !strings.Contains(wc.all(), "configmap checked") {
+			t.Errorf("validating webhook warning missing: %q", wc.all())
+		}
+		// Update to a bad state is denied too.
+		cm, _ := cs.CoreV1().ConfigMaps("validate").Get(ctx, "good", metav1.GetOptions{})
+		cm.Data["bad"] = "now"
+		if _, err := cs.CoreV1().ConfigMaps("validate").Update(ctx, cm, metav1.UpdateOptions{}); err == nil || err.Error() != want {
+			t.Errorf("update: got %v, want %q", err, want)
+		}
+		// matchConditions: an annotated object is not sent.
+		skip := configMap("skipped", map[string]string{"bad": "1"})
+		skip.Annotations = map[string]string{"skip": "true"}
+		if _, err := cs.CoreV1().ConfigMaps("validate").Create(ctx, skip, metav1.CreateOptions{}); err != nil {
+			t.Errorf("matchConditions false must skip the webhook: %v", err)
+		}
+	})
+
+	t.Run("failure policy when the webhook is down, hung or talks garbage", func(t *testing.T) {
+		testNamespace(t, cs, "failing", nil)
+		closed, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		downURL := "https://" + closed.Addr().String() + "/down"
+		_ = closed.Close()
+		one := int32(1)
+		slow := validatingHook("slow.example.com", ws.url("/sleep"), "failing", rule(opsCreate, "", "secrets"), policyFail)
+		slow.TimeoutSeconds = &one
+		createValidating(t, s, cs, "failing",
+			validatingHook("down-ignore.example.com", &downURL, "failing", rule(opsCreate, "", "configmaps"), policyIgnore),
+			validatingHook("down-fail.example.com", &downURL, "failing", rule(opsCreate, "", "services"), policyFail),
+			slow,
+			validatingHook("garbage.example.com", ws.url("/garbage"), "failing", rule(opsCreate, "", "serviceaccounts"), policyFail),
+		)
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+		err = createUntil(t, "down webhook with Fail", func() error {
+			_, err := cs.CoreV1().Services("failing").Create(ctx, svc.DeepCopy(), metav1.CreateOptions{})
+			return err
+		}, func(err error) bool { return err != nil })
+		if !apierrors.IsInternalError(err) || !strings.HasPrefix(err.Error(),
+			`Internal error occurred: failed calling webhook "down-fail.example.com": failed to call webhook: Post "`+downURL+`?timeout=10s"`) {
+			t.Errorf("Fail policy: got %v", err)
+		}
+		if _, err := cs.CoreV1().ConfigMaps("failing").Create(ctx, configMap("ignored", nil), metav1.CreateOptions{}); err != nil {
+			t.Errorf("Ignore policy must let the request through: %v", err)
+		}
+		start := time.Now()
+		_, err = cs.CoreV1().Secrets("failing").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}, metav1.CreateOptions{})
+		if took := time.Since(start); took > 2500*time.Millisecond {
+			t.Errorf("timeoutSeconds 1 not honoured: took %v", took)
+		}
+		if err == nil || !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), `failed calling webhook "slow.example.com"`) ||
+			!strings.Contains(err.Error(), "deadline exceeded") {
+			t.Errorf("timeout: got %v", err)
+		}
+		_, err = cs.CoreV1().ServiceAccounts("failing").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "sa"}}, metav1.CreateOptions{})
+		if err == nil || !strings.Contains(err.Error(), `Internal error occurred: failed calling webhook "garbage.example.com": received invalid webhook response`) {
+			t.Errorf("garbage: got %v", err)
+		}
+	})
+
+	t.Run("dry run reaches webhooks without side effects, flagged", func(t *testing.T) {
+		testNamespace(t, cs, "dryrun", nil)
+		none := validatingHook("none.example.com", ws.url("/allow"), "dryrun", rule(opsCreate, "", "configmaps"), policyFail)
+		onDry := validatingHook("none-on-dry-run.example.com", ws.url("/allow-some"), "dryrun", rule(opsCreate, "", "configmaps"), policyFail)
+		noneOnDryRun := admissionregistrationv1.SideEffectClassNoneOnDryRun
+		onDry.SideEffects = &noneOnDryRun
+		createValidating(t, s, cs, "dryrun", none, onDry)
+		// v1 rejects the side-effect classes that cannot be dry-run.
+		bad := validatingHook("some.example.com", ws.url("/allow"), "dryrun", rule(opsCreate, "", "secrets"), policyFail)
+		bad.SideEffects = &sideEffectsSome
+		bad.ClientConfig.CABundle = s.cp.Certs.CA.CertPEM
+		_, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: "some"}, Webhooks: []admissionregistrationv1.ValidatingWebhook{bad}}, metav1.CreateOptions{})
+		if !apierrors.IsInvalid(err) {
+			t.Errorf("sideEffects Some: got %v, want Invalid", err)
+		}
+		dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+		createUntil(t, "dry run reaching both webhooks", func() error {
+			_, err := cs.CoreV1().ConfigMaps("dryrun").Create(ctx, configMap("c", nil), dry)
+			return err
+		}, func(err error) bool { return err == nil && ws.count("/allow") > 0 && ws.count("/allow-some") > 0 })
+		for _, p := range []string{"/allow", "/allow-some"} {
+			if v, _ := ws.dryRuns.Load(p); v != true {
+				t.Errorf("%s: request.dryRun = %v, want true", p, v)
+			}
+		}
+		if _, err := cs.CoreV1().ConfigMaps("dryrun").Get(ctx, "c", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("dry-run object stored: %v", err)
+		}
+		if _, err := cs.CoreV1().ConfigMaps("dryrun").Create(ctx, configMap("real", nil), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := ws.dryRuns.Load("/allow"); v != false {
+			t.Errorf("real request: request.dryRun = %v, want false", v)
+		}
+	})
+}
