@@ -232,6 +232,7 @@ func TestBadFlagsGiveOneClearLine(t *testing.T) {
 		{"bad CIDR", []string{"--service-cluster-ip-range", "nonsense"}, `--service-cluster-ip-range "nonsense" is not a CIDR`},
 		{"unwritable data dir", []string{"--data-dir", filepath.Join(file, "sub")}, "is not writable"},
 		{"busy port", []string{"--port", busyPort}, "already in use"},
+		{"bad authorization mode", []string{"--authorization-mode", "ABAC"}, `--authorization-mode "ABAC": use RBAC or AlwaysAllow`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

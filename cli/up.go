@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -41,7 +42,9 @@ type UpOptions struct {
 	EtcdKeyFile  string
 
 	// Certificates and authentication
-	TokenAuthFile string
+	TokenAuthFile        string
+	AuthorizationMode    string
+	ServiceAccountIssuer string
 
 	// Kubeconfig
 	Kubeconfig      string
@@ -88,6 +91,10 @@ func (o *UpOptions) flags() []cli.Flag {
 
 		&cli.StringFlag{Name: "token-auth-file", Category: catCerts, Destination: &o.TokenAuthFile,
 			Usage: "CSV file of static bearer tokens: token,user,uid[,\"group1,group2\"]"},
+		&cli.StringFlag{Name: "authorization-mode", Value: "RBAC", Category: catCerts, Destination: &o.AuthorizationMode,
+			Usage: "RBAC (roles and bindings decide, as in kube) or AlwaysAllow (any authenticated user may do anything)"},
+		&cli.StringFlag{Name: "service-account-issuer", Value: "https://kubernetes.default.svc", Category: catCerts, Destination: &o.ServiceAccountIssuer,
+			Usage: "issuer (iss) of service account tokens, also served at /.well-known/openid-configuration"},
 
 		&cli.StringFlag{Name: "kubeconfig", Category: catKubeconfig, Destination: &o.Kubeconfig,
 			Usage: "where to write the admin kubeconfig (default: <data-dir>/kubeconfig)"},
@@ -149,6 +156,12 @@ func (o *UpOptions) Validate() error {
 		add("--service-cluster-ip-range %q is too small: it needs room for at least two addresses", o.ServiceCIDR)
 	} else {
 		o.serviceNet = n
+	}
+	if o.AuthorizationMode != "RBAC" && o.AuthorizationMode != "AlwaysAllow" {
+		add("--authorization-mode %q: use RBAC or AlwaysAllow", o.AuthorizationMode)
+	}
+	if u, err := url.Parse(o.ServiceAccountIssuer); err != nil || (strings.Contains(o.ServiceAccountIssuer, ":") && u.Scheme == "") || o.ServiceAccountIssuer == "" {
+		add("--service-account-issuer %q: use a URL such as https://kubernetes.default.svc", o.ServiceAccountIssuer)
 	}
 	if o.LogFormat != "text" && o.LogFormat != "json" {
 		add("--log-format %q: use text or json", o.LogFormat)
@@ -289,6 +302,8 @@ func (o *UpOptions) Run(parent context.Context, stdout *os.File, stderr io.Write
 		EtcdCertFile:          o.EtcdCertFile,
 		EtcdKeyFile:           o.EtcdKeyFile,
 		TokenAuthFile:         o.TokenAuthFile,
+		AuthorizationMode:     o.AuthorizationMode,
+		ServiceAccountIssuer:  o.ServiceAccountIssuer,
 		Logger:                logger,
 	}
 	cp, err := controlplane.New(ctx, cpOpts)
