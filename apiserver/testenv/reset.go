@@ -141,7 +141,9 @@ func (i *Instance) waitForCaches(ctx context.Context, rev int64, touched []strin
 	ctx = request.WithUser(ctx, &request.User{Name: "system:apiserver", Groups: []string{"system:masters"}})
 	stores := map[*registry.Store]bool{}
 	for _, res := range i.cp.CoreRegistry.Resources() {
-		stores[res.Store] = false
+		if res.Store != nil { // virtual resources (reviews) store nothing
+			stores[res.Store] = false
+		}
 	}
 	others := map[schema.GroupResource]bool{}
 	for _, key := range touched {
