@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,10 +76,7 @@ func (cp *ControlPlane) installCoreAPI() error {
 	if err := cp.Core.AddPostStartHook("bootstrap-namespaces", cp.bootstrapNamespaces); err != nil {
 		return err
 	}
-	if err := cp.Core.AddPostStartHook("bootstrap-kubernetes-service", cp.bootstrapKubernetesService); err != nil {
-		return err
-	}
-	return cp.installControllers()
+	return cp.Core.AddPostStartHook("bootstrap-kubernetes-service", cp.bootstrapKubernetesService)
 }
 
 // installOpenAPI serves /openapi/v2 and /openapi/v3 from the head and keeps
@@ -151,7 +149,7 @@ func (cp *ControlPlane) bootstrapNamespaces(ctx context.Context) error {
 }
 
 // bootstrapKubernetesService creates the kubernetes Service in default with
-// the first service IP.
+// the first service IP, and its Endpoints and EndpointSlice pointing at us.
 func (cp *ControlPlane) bootstrapKubernetesService(ctx context.Context) error {
 	ctx = systemContext(ctx)
 	if err := waitForNamespace(ctx, cp.store("", "v1", "namespaces"), metav1.NamespaceDefault); err != nil {
@@ -173,8 +171,31 @@ func (cp *ControlPlane) bootstrapKubernetesService(ctx context.Context) error {
 	if err := createIfAbsent(ctx, cp.store("", "v1", "services"), svc); err != nil {
 		return fmt.Errorf("creating the kubernetes Service: %w", err)
 	}
-	// The Endpoints and EndpointSlice list the live replicas: the lease
-	// endpoint reconciler (controllers) keeps them.
+	addr := cp.advertiseIP().String()
+	eps := &corev1.Endpoints{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubernetes", Namespace: metav1.NamespaceDefault,
+			Labels: map[string]string{"endpointslice.kubernetes.io/skip-mirror": "true"}},
+		Subsets: []corev1.EndpointSubset{{
+			Addresses: []corev1.EndpointAddress{{IP: addr}},
+			Ports:     []corev1.EndpointPort{{Name: "https", Port: port, Protocol: corev1.ProtocolTCP}},
+		}},
+	}
+	if err := upsert(ctx, cp.store("", "v1", "endpoints"), eps); err != nil {
+		return fmt.Errorf("writing the kubernetes Endpoints: %w", err)
+	}
+	ready := true
+	portName, proto := "https", corev1.ProtocolTCP
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubernetes", Namespace: metav1.NamespaceDefault,
+			Labels: map[string]string{discoveryv1.LabelServiceName: "kubernetes",
+				discoveryv1.LabelManagedBy: "devplane"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{addr}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+		Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &port, Protocol: &proto}},
+	}
+	if err := upsert(ctx, cp.store("discovery.k8s.io", "v1", "endpointslices"), slice); err != nil {
+		return fmt.Errorf("writing the kubernetes EndpointSlice: %w", err)
+	}
 	return nil
 }
 
