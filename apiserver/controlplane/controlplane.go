@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/devplane/devplane/apiserver/authn"
+	"github.com/devplane/devplane/apiserver/controllers"
 	"github.com/devplane/devplane/apiserver/healthz"
 	"github.com/devplane/devplane/apiserver/registry"
 	"github.com/devplane/devplane/apiserver/server"
@@ -81,6 +82,8 @@ type ControlPlane struct {
 	// CoreRegistry holds the built-in resources the core server serves.
 	CoreRegistry *registry.Registry
 	prepared     atomic.Pointer[server.PreparedServer]
+
+	controllers *controllers.Manager
 
 	steps     *steps
 	stopOnce  sync.Once
