@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -76,7 +75,10 @@ func (cp *ControlPlane) installCoreAPI() error {
 	if err := cp.Core.AddPostStartHook("bootstrap-namespaces", cp.bootstrapNamespaces); err != nil {
 		return err
 	}
-	return cp.Core.AddPostStartHook("bootstrap-kubernetes-service", cp.bootstrapKubernetesService)
+	if err := cp.Core.AddPostStartHook("bootstrap-kubernetes-service", cp.bootstrapKubernetesService); err != nil {
+		return err
+	}
+	return cp.installControllers()
 }
 
 // installOpenAPI serves /openapi/v2 and /openapi/v3 from the head and keeps
@@ -149,7 +151,7 @@ func (cp *ControlPlane) bootstrapNamespaces(ctx context.Context) error {
 }
 
 // bootstrapKubernetesService creates the kubernetes Service in default with
-// the first service IP, and its Endpoints and EndpointSlice pointing at us.
+// the first service IP.
 func (cp *ControlPlane) bootstrapKubernetesService(ctx context.Context) error {
 	ctx = systemContext(ctx)
 	if err := waitForNamespace(ctx, cp.store("", "v1", "namespaces"), metav1.NamespaceDefault); err != nil {
@@ -171,31 +173,8 @@ func (cp *ControlPlane) bootstrapKubernetesService(ctx context.Context) error {
 	if err := createIfAbsent(ctx, cp.store("", "v1", "services"), svc); err != nil {
 		return fmt.Errorf("creating the kubernetes Service: %w", err)
 	}
-	addr := cp.advertiseIP().String()
-	eps := &corev1.Endpoints{
-		ObjectMeta: metav1.ObjectMeta{Name: "kubernetes", Namespace: metav1.NamespaceDefault,
-			Labels: map[string]string{"endpointslice.kubernetes.io/skip-mirror": "true"}},
-		Subsets: []corev1.EndpointSubset{{
-			Addresses: []corev1.EndpointAddress{{IP: addr}},
-			Ports:     []corev1.EndpointPort{{Name: "https", Port: port, Protocol: corev1.ProtocolTCP}},
-		}},
-	}
-	if err := upsert(ctx, cp.store("", "v1", "endpoints"), eps); err != nil {
-		return fmt.Errorf("writing the kubernetes Endpoints: %w", err)
-	}
-	ready := true
-	portName, proto := "https", corev1.ProtocolTCP
-	slice := &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{Name: "kubernetes", Namespace: metav1.NamespaceDefault,
-			Labels: map[string]string{discoveryv1.LabelServiceName: "kubernetes",
-				discoveryv1.LabelManagedBy: "devplane"}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{addr}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
-		Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &port, Protocol: &proto}},
-	}
-	if err := upsert(ctx, cp.store("discovery.k8s.io", "v1", "endpointslices"), slice); err != nil {
-		return fmt.Errorf("writing the kubernetes EndpointSlice: %w", err)
-	}
+	// The Endpoints and EndpointSlice list the live replicas: the lease
+	// endpoint reconciler (controllers) keeps them.
 	return nil
 }
 
@@ -225,23 +204,6 @@ func createIfAbsent(ctx context.Context, s *registry.Store, obj runtime.Object) 
 		if apierrors.IsAlreadyExists(err) {
 			return nil
 		}
-		return err
-	})
-}
-
-// upsert creates obj or replaces the existing object's content with it.
-func upsert(ctx context.Context, s *registry.Store, obj runtime.Object) error {
-	return retry(ctx, func() error {
-		_, err := s.Create(ctx, namespaceOf(obj), obj.DeepCopyObject(), metav1.CreateOptions{})
-		if !apierrors.IsAlreadyExists(err) {
-			return err
-		}
-		name := nameOf(obj)
-		_, _, err = s.Update(ctx, namespaceOf(obj), name, "", func(_ context.Context, existing runtime.Object) (runtime.Object, error) {
-			out := obj.DeepCopyObject()
-			copyObjectMeta(out, existing)
-			return out, nil
-		}, metav1.UpdateOptions{})
 		return err
 	})
 }
@@ -281,18 +243,4 @@ func nameOf(obj runtime.Object) string {
 		return ""
 	}
 	return acc.GetName()
-}
-
-// copyObjectMeta gives out the identity of existing (uid, creation time,
-// resourceVersion) so an update replaces content, not identity.
-func copyObjectMeta(out, existing runtime.Object) {
-	o, err1 := meta.Accessor(out)
-	e, err2 := meta.Accessor(existing)
-	if err1 != nil || err2 != nil {
-		return
-	}
-	o.SetUID(e.GetUID())
-	o.SetCreationTimestamp(e.GetCreationTimestamp())
-	o.SetResourceVersion(e.GetResourceVersion())
-	o.SetGeneration(e.GetGeneration())
 }
