@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/devplane/devplane/apiserver/controlplane"
 	"github.com/devplane/devplane/apiserver/serviceaccount"
 )
 
@@ -402,4 +404,78 @@ func errString(err error) string {
 	return err.Error()
 }
 
-var _ = context.Background
+func TestBootstrapPolicyReconciledOnRestart(t *testing.T) {
+	dir := t.TempDir()
+	s := startControlPlane(t, dir)
+	ctx := t.Context()
+	admin := s.clientset(t, false)
+	// A deleted bootstrap binding comes back; an opted-out role is kept.
+	if err := admin.RbacV1().ClusterRoleBindings().Delete(ctx, "system:basic-user", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"system:discovery", "system:public-info-viewer"} {
+		role, err := admin.RbacV1().ClusterRoles().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		role.Rules = role.Rules[:0]
+		if name == "system:discovery" {
+			role.Annotations[rbacv1.AutoUpdateAnnotationKey] = "false"
+		}
+		if _, err := admin.RbacV1().ClusterRoles().Update(ctx, role, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.stop(t)
+
+	s = startControlPlane(t, dir)
+	admin = s.clientset(t, false)
+	if _, err := admin.RbacV1().ClusterRoleBindings().Get(ctx, "system:basic-user", metav1.GetOptions{}); err != nil {
+		t.Errorf("deleted bootstrap binding not recreated: %v", err)
+	}
+	discovery, err := admin.RbacV1().ClusterRoles().Get(ctx, "system:discovery", metav1.GetOptions{})
+	if err != nil || len(discovery.Rules) != 0 {
+		t.Errorf("autoupdate=false role was changed: %+v, %v", discovery, err)
+	}
+	public, err := admin.RbacV1().ClusterRoles().Get(ctx, "system:public-info-viewer", metav1.GetOptions{})
+	if err != nil || len(public.Rules) == 0 {
+		t.Errorf("emptied bootstrap role not restored: %+v, %v", public, err)
+	}
+}
+
+func TestAlwaysAllowMode(t *testing.T) {
+	_, cidr, _ := net.ParseCIDR("10.0.0.0/24")
+	ctx, cancel := context.WithCancel(t.Context())
+	cp, err := controlplane.New(ctx, controlplane.Options{
+		Name: "test", DataDir: t.TempDir(), BindAddress: net.IPv4(127, 0, 0, 1),
+		ServiceClusterIPRange: cidr, UnsafeNoFsync: true, AuthorizationMode: controlplane.AuthorizationModeAlwaysAllow,
+	})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	s := &started{cp: cp, cancel: cancel, done: make(chan error, 1)}
+	go func() { s.done <- cp.Run(ctx) }()
+	t.Cleanup(func() { s.stop(t) })
+	eventually(t, 20*time.Second, "devplane ready", func() (bool, string) { return cp.Ready(), "not ready" })
+
+	alice := identityFor(t, s, "alice", nil)
+	if _, err := alice.cs.CoreV1().Pods("default").List(t.Context(), metav1.ListOptions{}); err != nil {
+		t.Errorf("alice listing pods under AlwaysAllow: %v", err)
+	}
+	ssar, err := alice.cs.AuthorizationV1().SelfSubjectAccessReviews().Create(t.Context(), &authorizationv1.SelfSubjectAccessReview{
+		Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "delete", Resource: "nodes"}},
+	}, metav1.CreateOptions{})
+	if err != nil || !ssar.Status.Allowed {
+		t.Errorf("SSAR under AlwaysAllow = %+v, %v", ssar, err)
+	}
+	// Without an authorizer to decide, anonymous requests stay out.
+	resp, err := s.client(t, false).Get(cp.URL() + "/api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("anonymous GET /api under AlwaysAllow = %d, want 401", resp.StatusCode)
+	}
+}
