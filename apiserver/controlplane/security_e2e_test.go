@@ -337,6 +337,37 @@ func TestSecurity(t *testing.T) {
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("token for a missing service account: %v", err)
 		}
+		// A token bound to a Secret dies with it.
+		mustCreate(t, "secret", func() (*corev1.Secret, error) {
+			return admin.CoreV1().Secrets("x").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "anchor"}}, metav1.CreateOptions{})
+		})
+		boundToken := strings.TrimSpace(s.mustKubectl(t, "create", "token", "default", "-n", "x",
+			"--bound-object-kind", "Secret", "--bound-object-name", "anchor", "--duration", "20m"))
+		bound := tokenClient(t, s, boundToken)
+		if _, err := bound.CoreV1().Pods("x").List(ctx, metav1.ListOptions{}); err != nil {
+			t.Errorf("secret-bound token: %v", err)
+		}
+		if err := admin.CoreV1().Secrets("x").Delete(ctx, "anchor", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 5*time.Second, "the token bound to a deleted secret is refused", func() (bool, string) {
+			_, err := bound.CoreV1().Pods("x").List(ctx, metav1.ListOptions{})
+			return apierrors.IsUnauthorized(err), errString(err)
+		})
+		_, err = admin.CoreV1().ServiceAccounts("x").CreateToken(ctx, "default", &authenticationv1.TokenRequest{
+			Spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: "gone"}}},
+			metav1.CreateOptions{})
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("token bound to a missing pod: %v", err)
+		}
+		tr2, err := admin.CoreV1().ServiceAccounts("x").CreateToken(ctx, "default", &authenticationv1.TokenRequest{
+			Spec: authenticationv1.TokenRequestSpec{Audiences: []string{"vault"}}}, metav1.CreateOptions{})
+		if err != nil || tr2.Status.Token == "" || *tr2.Spec.ExpirationSeconds != 3600 ||
+			time.Until(tr2.Status.ExpirationTimestamp.Time) < 59*time.Minute {
+			t.Errorf("token request for vault = %+v, %v", tr2, err)
+		} else if _, err := tokenClient(t, s, tr2.Status.Token).CoreV1().Pods("x").List(ctx, metav1.ListOptions{}); !apierrors.IsUnauthorized(err) {
+			t.Errorf("a token for another audience was accepted: %v", err)
+		}
 		// Deleting the service account invalidates its tokens.
 		if err := admin.CoreV1().ServiceAccounts("x").Delete(ctx, "default", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
