@@ -17,7 +17,12 @@ import (
 // admission chain.
 func (cp *ControlPlane) installAdmission() {
 	src := &registrySource{reg: cp.CoreRegistry}
-	cp.CoreRegistry.SetAdmission(admission.NewChain(src))
+	chain, err := admission.NewChain(src)
+	if err != nil {
+		// Only a broken Pod Security policy library gets here.
+		panic("controlplane: building the admission chain: " + err.Error())
+	}
+	cp.CoreRegistry.SetAdmission(chain)
 }
 
 // registrySource reads what admission needs straight from the core

@@ -1,0 +1,199 @@
+package admission
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+var (
+	policiesGVR = admissionregistrationv1.SchemeGroupVersion.WithResource("validatingadmissionpolicies")
+	bindingsGVR = admissionregistrationv1.SchemeGroupVersion.WithResource("validatingadmissionpolicybindings")
+)
+
+// ValidatingAdmissionPolicies evaluates the CEL validations of bound
+// ValidatingAdmissionPolicies (params are not supported yet).
+func ValidatingAdmissionPolicies(src Source) Interface {
+	return Func{ValidateFunc: func(ctx context.Context, a *Attributes) error {
+		bindings, err := src.List(ctx, bindingsGVR, "", false)
+		if err != nil || len(bindings) == 0 {
+			return err
+		}
+		sort.Slice(bindings, func(i, j int) bool { return nameOfObject(bindings[i]) < nameOfObject(bindings[j]) })
+		for _, bo := range bindings {
+			b := bo.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding)
+			po, err := src.Get(ctx, policiesGVR, "", b.Spec.PolicyName)
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if err := evaluatePolicy(ctx, src, po.(*admissionregistrationv1.ValidatingAdmissionPolicy), b, a); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+}
+
+func matchResources(ctx context.Context, src Source, m *admissionregistrationv1.MatchResources, a *Attributes) (bool, error) {
+	if m == nil {
+		return true, nil
+	}
+	toRule := func(r admissionregistrationv1.NamedRuleWithOperations) (admissionregistrationv1.RuleWithOperations, bool) {
+		if len(r.ResourceNames) > 0 {
+			found := false
+			for _, n := range r.ResourceNames {
+				if n == a.Name {
+					found = true
+				}
+			}
+			if !found {
+				return r.RuleWithOperations, false
+			}
+		}
+		return r.RuleWithOperations, true
+	}
+	for _, r := range m.ExcludeResourceRules {
+		if rule, ok := toRule(r); ok && ruleMatches(rule, a) {
+			return false, nil
+		}
+	}
+	if len(m.ResourceRules) > 0 {
+		matched := false
+		for _, r := range m.ResourceRules {
+			if rule, ok := toRule(r); ok && ruleMatches(rule, a) {
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			return false, nil
+		}
+	}
+	if ok, err := namespaceSelectorMatches(ctx, src, m.NamespaceSelector, a); err != nil || !ok {
+		return false, err
+	}
+	return objectSelectorMatches(m.ObjectSelector, a)
+}
+
+func evaluatePolicy(ctx context.Context, src Source, p *admissionregistrationv1.ValidatingAdmissionPolicy,
+	b *admissionregistrationv1.ValidatingAdmissionPolicyBinding, a *Attributes) error {
+	if p.Spec.MatchConstraints == nil {
+		return nil
+	}
+	if ok, err := matchResources(ctx, src, p.Spec.MatchConstraints, a); err != nil || !ok {
+		return err
+	}
+	if b.Spec.MatchResources != nil {
+		if ok, err := matchResources(ctx, src, b.Spec.MatchResources, a); err != nil || !ok {
+			return err
+		}
+	}
+	prefix := fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '%s' denied request: ", p.Name, b.Name)
+	fail := p.Spec.FailurePolicy == nil || *p.Spec.FailurePolicy == admissionregistrationv1.Fail
+	vars := map[string]any{"object": toCEL(a.Object), "oldObject": toCEL(a.OldObject), "request": toCEL(admissionRequest(a, ""))}
+	if a.Namespace != "" {
+		if ns, err := namespaceOf(ctx, src, a.Namespace); err == nil && ns != nil {
+			vars["namespaceObject"] = toCEL(ns)
+		}
+	}
+	for _, mc := range p.Spec.MatchConditions {
+		ok, err := evalBool(mc.Expression, vars)
+		if err != nil {
+			if fail {
+				return apierrors.NewForbidden(a.Resource.GroupResource(), a.Name,
+					fmt.Errorf("%sexpression '%s' resulted in error: %v", prefix, mc.Expression, err))
+			}
+			return nil
+		}
+		if !ok {
+			return nil
+		}
+	}
+	variables := map[string]any{}
+	for _, v := range p.Spec.Variables {
+		out, err := evalCEL(v.Expression, withVariables(vars, variables))
+		if err == nil {
+			variables[v.Name] = out
+		}
+	}
+	vars = withVariables(vars, variables)
+	deny, warn := false, false
+	for _, act := range b.Spec.ValidationActions {
+		switch act {
+		case admissionregistrationv1.Deny:
+			deny = true
+		case admissionregistrationv1.Warn:
+			warn = true
+		}
+	}
+	for _, v := range p.Spec.Validations {
+		ok, err := evalBool(v.Expression, vars)
+		var msg string
+		reason := metav1.StatusReasonInvalid
+		switch {
+		case err != nil:
+			if !fail {
+				continue
+			}
+			msg = fmt.Sprintf("expression '%s' resulted in error: %v", v.Expression, err)
+		case ok:
+			continue
+		default:
+			msg = v.Message
+			if v.MessageExpression != "" {
+				if out, err := evalCEL(v.MessageExpression, vars); err == nil {
+					if s, isStr := out.Value().(string); isStr && s != "" {
+						msg = s
+					}
+				}
+			}
+			if msg == "" {
+				msg = "failed expression: " + v.Expression
+			}
+			if v.Reason != nil {
+				reason = *v.Reason
+			}
+		}
+		if warn {
+			AddWarning(ctx, fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", p.Name, b.Name, msg))
+		}
+		if deny {
+			text := prefix + msg
+			return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Message: text,
+				Reason: reason, Code: reasonCode(reason),
+				Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Message: text}}}}}
+		}
+	}
+	return nil
+}
+
+func withVariables(vars map[string]any, variables map[string]any) map[string]any {
+	out := make(map[string]any, len(vars)+1)
+	for k, v := range vars {
+		out[k] = v
+	}
+	out["variables"] = variables
+	return out
+}
+
+func reasonCode(r metav1.StatusReason) int32 {
+	switch r {
+	case metav1.StatusReasonUnauthorized:
+		return http.StatusUnauthorized
+	case metav1.StatusReasonForbidden:
+		return http.StatusForbidden
+	case metav1.StatusReasonRequestEntityTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case metav1.StatusReasonInvalid:
+		return http.StatusUnprocessableEntity
+	}
+	return http.StatusBadRequest
+}

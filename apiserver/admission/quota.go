@@ -1,0 +1,163 @@
+package admission
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+var resourceQuotasGVR = schema.GroupVersionResource{Version: "v1", Resource: "resourcequotas"}
+
+// quotaCounted are the core resources quota counts by their bare name.
+var quotaCounted = map[string]bool{"pods": true, "services": true, "configmaps": true, "secrets": true,
+	"persistentvolumeclaims": true, "replicationcontrollers": true, "resourcequotas": true}
+
+// usageOf is what one object adds to a namespace's usage.
+func usageOf(gvr schema.GroupVersionResource, obj runtime.Object) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	count := "count/" + gvr.Resource
+	if gvr.Group != "" {
+		count += "." + gvr.Group
+	}
+	one := resource.MustParse("1")
+	out[corev1.ResourceName(count)] = one
+	if gvr.Group == "" && quotaCounted[gvr.Resource] {
+		out[corev1.ResourceName(gvr.Resource)] = one
+	}
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		if o.Status.Phase == corev1.PodSucceeded || o.Status.Phase == corev1.PodFailed {
+			return corev1.ResourceList{}
+		}
+		for _, c := range o.Spec.Containers {
+			for name, q := range c.Resources.Requests {
+				add(out, "requests."+string(name), q)
+				if name == corev1.ResourceCPU || name == corev1.ResourceMemory {
+					add(out, string(name), q)
+				}
+			}
+			for name, q := range c.Resources.Limits {
+				add(out, "limits."+string(name), q)
+			}
+		}
+	case *corev1.PersistentVolumeClaim:
+		if q, ok := o.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+			add(out, "requests.storage", q)
+		}
+	case *corev1.Service:
+		switch o.Spec.Type {
+		case corev1.ServiceTypeNodePort:
+			add(out, "services.nodeports", resource.MustParse(fmt.Sprint(len(o.Spec.Ports))))
+		case corev1.ServiceTypeLoadBalancer:
+			add(out, "services.loadbalancers", one)
+		}
+	}
+	return out
+}
+
+func add(l corev1.ResourceList, name string, q resource.Quantity) {
+	cur := l[corev1.ResourceName(name)]
+	cur.Add(q)
+	l[corev1.ResourceName(name)] = cur
+}
+
+// ResourceQuota rejects creations that would exceed a quota of the
+// namespace, in kube's words, and keeps the quotas' status.used current.
+func ResourceQuota(src Source) Interface {
+	return Func{ValidateFunc: func(ctx context.Context, a *Attributes) error {
+		if a.Operation != Create || a.Subresource != "" || a.Namespace == "" || a.Object == nil {
+			return nil
+		}
+		quotas, err := src.List(ctx, resourceQuotasGVR, a.Namespace, true)
+		if err != nil || len(quotas) == 0 {
+			return err
+		}
+		delta := usageOf(a.Resource, a.Object)
+		var used corev1.ResourceList // computed on first need
+		for _, o := range quotas {
+			q := o.(*corev1.ResourceQuota)
+			relevant := false
+			for name := range q.Spec.Hard {
+				if _, ok := delta[name]; ok {
+					relevant = true
+				}
+			}
+			if !relevant {
+				continue
+			}
+			if used == nil {
+				if used, err = namespaceUsage(ctx, src, a.Resource, a.Namespace); err != nil {
+					return err
+				}
+			}
+			var names []string
+			for name := range q.Spec.Hard {
+				if _, ok := delta[name]; ok {
+					names = append(names, string(name))
+				}
+			}
+			sort.Strings(names)
+			var req, use, lim []string
+			exceeded := false
+			for _, n := range names {
+				name := corev1.ResourceName(n)
+				hard, d, u := q.Spec.Hard[name], delta[name], used[name]
+				total := u.DeepCopy()
+				total.Add(d)
+				if total.Cmp(hard) > 0 {
+					exceeded = true
+					req = append(req, n+"="+d.String())
+					use = append(use, n+"="+u.String())
+					lim = append(lim, n+"="+hard.String())
+				}
+			}
+			if exceeded {
+				return apierrors.NewForbidden(a.Resource.GroupResource(), a.Name, fmt.Errorf(
+					"exceeded quota: %s, requested: %s, used: %s, limited: %s", q.Name,
+					strings.Join(req, ","), strings.Join(use, ","), strings.Join(lim, ",")))
+			}
+			if a.DryRun {
+				continue
+			}
+			updated := q.DeepCopy()
+			updated.Status.Hard = q.Spec.Hard.DeepCopy()
+			if updated.Status.Used == nil {
+				updated.Status.Used = corev1.ResourceList{}
+			}
+			for name := range q.Spec.Hard {
+				if _, ok := delta[name]; ok {
+					total := used[name].DeepCopy()
+					total.Add(delta[name])
+					updated.Status.Used[name] = total
+				} else if _, ok := updated.Status.Used[name]; !ok {
+					updated.Status.Used[name] = resource.MustParse("0")
+				}
+			}
+			// Best effort: a conflicting writer recomputes on its own turn.
+			_ = src.UpdateStatus(ctx, resourceQuotasGVR, updated)
+		}
+		return nil
+	}}
+}
+
+// namespaceUsage sums what the namespace's existing objects of gvr use.
+func namespaceUsage(ctx context.Context, src Source, gvr schema.GroupVersionResource, namespace string) (corev1.ResourceList, error) {
+	objs, err := src.List(ctx, gvr, namespace, true)
+	if err != nil {
+		return nil, err
+	}
+	total := corev1.ResourceList{}
+	for _, o := range objs {
+		for name, q := range usageOf(gvr, o) {
+			add(total, string(name), q)
+		}
+	}
+	return total, nil
+}
