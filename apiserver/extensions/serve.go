@@ -3,6 +3,7 @@ package extensions
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -11,9 +12,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/devplane/devplane/apiserver/crdschema"
+	"github.com/devplane/devplane/apiserver/openapi"
+	"github.com/devplane/devplane/apiserver/patch"
 	"github.com/devplane/devplane/apiserver/registry"
 	"github.com/devplane/devplane/apiserver/storage"
 )
@@ -116,6 +121,7 @@ func (e *Extensions) buildServed(crd *apiextensionsv1.CustomResourceDefinition, 
 			NewListFunc: newUnstructuredList(st.listGVK),
 			Default: func(obj runtime.Object) {
 				u := obj.(*unstructured.Unstructured)
+				normalizeNumbers(u.Object)
 				_, _ = v.Prune(u)
 				v.Default(u)
 			},
@@ -144,22 +150,23 @@ func (e *Extensions) buildServed(crd *apiextensionsv1.CustomResourceDefinition, 
 			store.Scale = scale
 		}
 		res := &registry.Resource{
-			GVR:        gvr,
-			Kind:       names.Kind,
-			ListKind:   names.ListKind,
-			Singular:   names.Singular,
-			ShortNames: names.ShortNames,
-			Categories: names.Categories,
-			Namespaced: v.NamespaceScoped,
-			Verbs:      registry.DefaultVerbs,
-			HasStatus:  v.StatusEnabled,
-			Scale:      scale,
-			New:        store.NewFunc,
-			NewList:    store.NewListFunc,
-			Store:      store,
-			Table:      v,
-			GetAttrs:   metaAttrs,
-			Custom:     true,
+			GVR:          gvr,
+			Kind:         names.Kind,
+			ListKind:     names.ListKind,
+			Singular:     names.Singular,
+			ShortNames:   names.ShortNames,
+			Categories:   names.Categories,
+			Namespaced:   v.NamespaceScoped,
+			Verbs:        registry.DefaultVerbs,
+			HasStatus:    v.StatusEnabled,
+			Scale:        scale,
+			New:          store.NewFunc,
+			NewList:      store.NewListFunc,
+			Store:        store,
+			Table:        v,
+			GetAttrs:     metaAttrs,
+			Custom:       true,
+			FieldManager: patch.NewCustomFieldManager(gvk, typeConverter(v)),
 		}
 		sv := &servedVersion{crd: sc, v: v, res: res, served: cv.Served, storage: cv.Storage}
 		sc.versions[cv.Name] = sv
@@ -369,4 +376,75 @@ func (s *versionStorage) Delete(ctx context.Context, key string, out runtime.Obj
 
 func (s *versionStorage) CurrentRevision(ctx context.Context) (int64, error) {
 	return s.under.CurrentRevision(ctx)
+}
+
+// typeConverter types a version's objects for server-side apply from its
+// schema plus the built-in definitions it refers to (ObjectMeta); nil (every
+// field atomic, deduced from the objects) when that fails.
+func typeConverter(v *crdschema.Version) managedfields.TypeConverter {
+	s, err := v.OpenAPISchema()
+	if err != nil || s == nil {
+		return nil
+	}
+	defs := map[string]*spec.Schema{v.ModelName(): s}
+	builtin := openapi.Definitions()
+	var add func(sc *spec.Schema)
+	seen := map[string]bool{}
+	addRef := func(ref spec.Ref) {
+		str := ref.String()
+		name := str[strings.LastIndex(str, "/")+1:]
+		if name == "" || seen[name] {
+			return
+		}
+		seen[name] = true
+		if d, ok := builtin[name]; ok {
+			defs[name] = d
+			add(d)
+		}
+	}
+	add = func(sc *spec.Schema) {
+		if sc == nil {
+			return
+		}
+		addRef(sc.Ref)
+		for _, p := range sc.Properties {
+			add(&p)
+		}
+		for _, a := range sc.AllOf {
+			add(&a)
+		}
+		if sc.Items != nil {
+			add(sc.Items.Schema)
+		}
+		if sc.AdditionalProperties != nil {
+			add(sc.AdditionalProperties.Schema)
+		}
+	}
+	add(s)
+	tc, err := managedfields.NewTypeConverter(defs, v.PreserveUnknownFields)
+	if err != nil {
+		return nil
+	}
+	return tc
+}
+
+// normalizeNumbers turns whole float64 values into int64, as the JSON
+// decoder of a request produces them: objects built by other paths (apply)
+// may carry float64 integers that the schema would reject.
+func normalizeNumbers(v interface{}) interface{} {
+	switch t := v.(type) {
+	case map[string]interface{}:
+		for k, x := range t {
+			t[k] = normalizeNumbers(x)
+		}
+	case []interface{}:
+		for i, x := range t {
+			t[i] = normalizeNumbers(x)
+		}
+	case float64:
+		if t == float64(int64(t)) && t >= -(1<<53) && t <= 1<<53 {
+			return int64(t)
+		}
+	}
+	return v
 }

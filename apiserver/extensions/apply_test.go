@@ -1,0 +1,75 @@
+package extensions_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+)
+
+func TestServerSideApplyAndMediaTypes(t *testing.T) {
+	d := start(t)
+	ext := d.apiext(t)
+	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(context.Background(), readCRD(t, "crontab-crd.yaml"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitEstablished(t, ext, "crontabs.stable.example.com")
+
+	d.mustKubectl(t, "", "apply", "--server-side", "-f", "testdata/crontab.yaml")
+	out := d.mustKubectl(t, "", "get", "ct", "nightly", "--show-managed-fields", "-o", "jsonpath={.metadata.managedFields[*].manager} {.metadata.managedFields[*].operation}")
+	if !strings.Contains(out, "kubectl") || !strings.Contains(out, "Apply") {
+		t.Errorf("managedFields after server-side apply: %q", out)
+	}
+	d.mustKubectl(t, strings.Replace(mustRead(t, "testdata/crontab.yaml"), "replicas: 2", "replicas: 6", 1),
+		"apply", "--server-side", "-f", "-")
+	if got := d.mustKubectl(t, "", "get", "ct", "nightly", "-o", "jsonpath={.spec.replicas}"); got != "6" {
+		t.Errorf("replicas after re-apply: %q", got)
+	}
+
+	// No protobuf for custom resources: 415 for bodies, 406 when it is all
+	// the client accepts; JSON is chosen when offered too.
+	cfg := rest.CopyConfig(d.config)
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := cfg.Host + "/apis/stable.example.com/v1/namespaces/default/crontabs"
+	do := func(method, contentType, accept string) int {
+		req, _ := http.NewRequest(method, url, strings.NewReader("\x6b\x38\x73\x00"))
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		req.Header.Set("Accept", accept)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	pb := "application/vnd.kubernetes.protobuf"
+	if code := do(http.MethodPost, pb, "application/json"); code != http.StatusUnsupportedMediaType {
+		t.Errorf("protobuf body: %d", code)
+	}
+	if code := do(http.MethodGet, "", pb); code != http.StatusNotAcceptable {
+		t.Errorf("protobuf-only Accept: %d", code)
+	}
+	if code := do(http.MethodGet, "", pb+", application/json"); code != http.StatusOK {
+		t.Errorf("protobuf then JSON Accept: %d", code)
+	}
+}
+
+var readFile = os.ReadFile
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	data, err := readFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
