@@ -17,8 +17,10 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -427,4 +429,181 @@ func TestAdmissionWebhooks(t *testing.T) {
 			t.Errorf("real request: request.dryRun = %v, want false", v)
 		}
 	})
+}
+
+func TestAdmissionBuiltinPlugins(t *testing.T) {
+	s := startControlPlane(t, "")
+	wc := &warningCollector{}
+	cs := clientWithWarnings(t, s, wc)
+	ctx := context.Background()
+
+	t.Run("ServiceAccount, DefaultTolerationSeconds and Priority fill pods", func(t *testing.T) {
+		testNamespace(t, cs, "plugins", nil)
+		pod, err := cs.CoreV1().Pods("plugins").Create(ctx, simplePod("p", nil), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pod.Spec.ServiceAccountName != "default" {
+			t.Errorf("serviceAccountName = %q", pod.Spec.ServiceAccountName)
+		}
+		var vol *corev1.Volume
+		for i := range pod.Spec.Volumes {
+			if strings.HasPrefix(pod.Spec.Volumes[i].Name, "kube-api-access-") {
+				vol = &pod.Spec.Volumes[i]
+			}
+		}
+		if vol == nil || vol.Projected == nil || len(vol.Projected.Sources) != 3 ||
+			vol.Projected.Sources[0].ServiceAccountToken == nil || vol.Projected.Sources[1].ConfigMap.Name != "kube-root-ca.crt" ||
+			vol.Projected.Sources[2].DownwardAPI.Items[0].FieldRef.FieldPath != "metadata.namespace" {
+			t.Fatalf("projected API access volume: %+v", pod.Spec.Volumes)
+		}
+		m := pod.Spec.Containers[0].VolumeMounts
+		if len(m) != 1 || m[0].Name != vol.Name || m[0].MountPath != "/var/run/secrets/kubernetes.io/serviceaccount" || !m[0].ReadOnly {
+			t.Errorf("mounts: %+v", m)
+		}
+		tol := map[string]int64{}
+		for _, tl := range pod.Spec.Tolerations {
+			if tl.TolerationSeconds != nil && tl.Effect == corev1.TaintEffectNoExecute {
+				tol[tl.Key] = *tl.TolerationSeconds
+			}
+		}
+		if tol["node.kubernetes.io/not-ready"] != 300 || tol["node.kubernetes.io/unreachable"] != 300 {
+			t.Errorf("tolerations: %+v", pod.Spec.Tolerations)
+		}
+		if pod.Spec.Priority == nil || *pod.Spec.Priority != 0 {
+			t.Errorf("priority: %v", pod.Spec.Priority)
+		}
+		noMount := simplePod("nomount", nil)
+		f := false
+		noMount.Spec.AutomountServiceAccountToken = &f
+		pod, err = cs.CoreV1().Pods("plugins").Create(ctx, noMount, metav1.CreateOptions{})
+		if err != nil || len(pod.Spec.Volumes) != 0 {
+			t.Errorf("automount false: %v %+v", err, pod.Spec.Volumes)
+		}
+		crit := simplePod("critical", nil)
+		crit.Spec.PriorityClassName = "system-cluster-critical"
+		pod, err = cs.CoreV1().Pods("plugins").Create(ctx, crit, metav1.CreateOptions{})
+		if err != nil || pod.Spec.Priority == nil || *pod.Spec.Priority != 2000000000 {
+			t.Errorf("system-cluster-critical: %v %v", err, pod.Spec.Priority)
+		}
+		missing := simplePod("missing", nil)
+		missing.Spec.PriorityClassName = "nope"
+		_, err = cs.CoreV1().Pods("plugins").Create(ctx, missing, metav1.CreateOptions{})
+		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "no PriorityClass with name nope was found") {
+			t.Errorf("missing class: %v", err)
+		}
+	})
+
+	t.Run("PodSecurity restricted rejects a privileged pod in kube's words", func(t *testing.T) {
+		testNamespace(t, cs, "restricted", map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
+		testNamespace(t, cs, "warned", map[string]string{"pod-security.kubernetes.io/warn": "baseline"})
+		priv := simplePod("priv", nil)
+		yes := true
+		priv.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: &yes}
+		_, err := cs.CoreV1().Pods("restricted").Create(ctx, priv.DeepCopy(), metav1.CreateOptions{})
+		want := `pods "priv" is forbidden: violates PodSecurity "restricted:latest": privileged (container "c" must not set securityContext.privileged=true), ` +
+			`allowPrivilegeEscalation != false (container "c" must set securityContext.allowPrivilegeEscalation=false), ` +
+			`unrestricted capabilities (container "c" must set securityContext.capabilities.drop=["ALL"]), ` +
+			`runAsNonRoot != true (pod or container "c" must set securityContext.runAsNonRoot=true), ` +
+			`seccompProfile (pod or container "c" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`
+		if !apierrors.IsForbidden(err) || err.Error() != want {
+			t.Errorf("got  %v\nwant %s", err, want)
+		}
+		if _, err := cs.CoreV1().Pods("warned").Create(ctx, priv.DeepCopy(), metav1.CreateOptions{}); err != nil {
+			t.Fatalf("warn only: %v", err)
+		}
+		if !strings.Contains(wc.all(), `would violate PodSecurity "baseline:latest": privileged (container "c" must not set securityContext.privileged=true)`) {
+			t.Errorf("warning missing: %q", wc.all())
+		}
+	})
+
+	t.Run("ResourceQuota pods=1 rejects the second pod", func(t *testing.T) {
+		testNamespace(t, cs, "quota", nil)
+		_, err := cs.CoreV1().ResourceQuotas("quota").Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"},
+			Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"pods": resourceQty("1")}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.CoreV1().Pods("quota").Create(ctx, simplePod("first", nil), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		_, err = cs.CoreV1().Pods("quota").Create(ctx, simplePod("second", nil), metav1.CreateOptions{})
+		want := `pods "second" is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1`
+		if !apierrors.IsForbidden(err) || err.Error() != want {
+			t.Errorf("got %v, want %s", err, want)
+		}
+		q, err := cs.CoreV1().ResourceQuotas("quota").Get(ctx, "q", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if used := q.Status.Used["pods"]; used.String() != "1" {
+			t.Errorf("status.used = %v", q.Status.Used)
+		}
+	})
+
+	t.Run("ValidatingAdmissionPolicy denies replicas > 5", func(t *testing.T) {
+		testNamespace(t, cs, "vap", nil)
+		_, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, &admissionregistrationv1.ValidatingAdmissionPolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: "max-replicas"},
+			Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+				MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+					RuleWithOperations: rule(opsCreateUpdate, "apps", "deployments")[0]}}},
+				Validations: []admissionregistrationv1.Validation{{Expression: "object.spec.replicas <= 5"},
+					{Expression: "object.metadata.name != 'forbidden'", MessageExpression: "'name ' + object.metadata.name + ' is reserved'"}},
+			},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "max-replicas-binding"},
+			Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: "max-replicas",
+				ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+				MatchResources:    &admissionregistrationv1.MatchResources{NamespaceSelector: nsSelector("vap")}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = createUntil(t, "denied deployment", func() error {
+			_, err := cs.AppsV1().Deployments("vap").Create(ctx, deployment("big", 6), metav1.CreateOptions{})
+			return err
+		}, func(err error) bool { return err != nil })
+		want := "ValidatingAdmissionPolicy 'max-replicas' with binding 'max-replicas-binding' denied request: failed expression: object.spec.replicas <= 5"
+		if !apierrors.IsInvalid(err) || err.Error() != want {
+			t.Errorf("got %v, want %s", err, want)
+		}
+		if _, err := cs.AppsV1().Deployments("vap").Create(ctx, deployment("small", 5), metav1.CreateOptions{}); err != nil {
+			t.Errorf("5 replicas: %v", err)
+		}
+		_, err = cs.AppsV1().Deployments("vap").Create(ctx, deployment("forbidden", 1), metav1.CreateOptions{})
+		if err == nil || !strings.HasSuffix(err.Error(), "denied request: name forbidden is reserved") {
+			t.Errorf("messageExpression: %v", err)
+		}
+		// Scaling past the limit by update is denied as well.
+		d, err := cs.AppsV1().Deployments("vap").Get(ctx, "small", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Spec.Replicas = ptrTo(int32(9))
+		if _, err := cs.AppsV1().Deployments("vap").Update(ctx, d, metav1.UpdateOptions{}); err == nil || err.Error() != want {
+			t.Errorf("update: %v", err)
+		}
+		// Outside the bound namespaces the policy does not apply.
+		testNamespace(t, cs, "vap-free", nil)
+		if _, err := cs.AppsV1().Deployments("vap-free").Create(ctx, deployment("big", 6), metav1.CreateOptions{}); err != nil {
+			t.Errorf("unbound namespace: %v", err)
+		}
+	})
+}
+
+func resourceQty(s string) resource.Quantity { return resource.MustParse(s) }
+
+func ptrTo[T any](v T) *T { return &v }
+
+func deployment(name string, replicas int32) *appsv1.Deployment {
+	l := map[string]string{"app": name}
+	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: appsv1.DeploymentSpec{
+		Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: l},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: l},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
 }
