@@ -122,10 +122,8 @@ func (w *Webhooks) hooks(ctx context.Context) ([]hook, error) {
 }
 
 func nameOfObject(o runtime.Object) string {
-	if l := objectLabels(o); l != nil || o != nil {
-		if acc, ok := o.(metav1.Object); ok {
-			return acc.GetName()
-		}
+	if acc, ok := o.(metav1.Object); ok && !isNilObject(o) {
+		return acc.GetName()
 	}
 	return ""
 }
