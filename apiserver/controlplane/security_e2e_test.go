@@ -402,6 +402,13 @@ func TestSecurity(t *testing.T) {
 		if !apierrors.IsForbidden(err) {
 			t.Errorf("alice creating a SAR: %v, want 403", err)
 		}
+		// kubectl create -f validates against the OpenAPI schema (and, for
+		// kinds without a patch operation, lists CRDs: hence the admin).
+		ssar := "apiVersion: authorization.k8s.io/v1\nkind: SelfSubjectAccessReview\nspec:\n  resourceAttributes:\n    verb: list\n    resource: pods\n    namespace: x\n"
+		r := s.kubectl(t, nil, ssar, "create", "-f", "-", "-o", "jsonpath={.status.allowed}")
+		if r.Code != 0 || r.Stdout != "true" {
+			t.Errorf("kubectl create -f SelfSubjectAccessReview = %d %q %q", r.Code, r.Stdout, r.Stderr)
+		}
 		_, err = admin.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{}, metav1.CreateOptions{})
 		if !apierrors.IsInvalid(err) {
 			t.Errorf("empty SSAR: %v, want invalid", err)
