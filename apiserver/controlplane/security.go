@@ -105,9 +105,13 @@ func (s *security) lookupBoundObject(kind, namespace, name string) (string, bool
 	if !ok || s.cp.CoreRegistry == nil {
 		return "", false
 	}
+	res, ok := s.cp.CoreRegistry.Lookup("", "v1", resource)
+	if !ok || res.Store == nil {
+		return "", false
+	}
 	ctx, cancel := lookupCtx()
 	defer cancel()
-	obj, err := s.cp.store("", "v1", resource).Get(ctx, namespace, name, metav1.GetOptions{ResourceVersion: "0"})
+	obj, err := res.Store.Get(ctx, namespace, name, metav1.GetOptions{ResourceVersion: "0"})
 	if err != nil {
 		return "", false
 	}
