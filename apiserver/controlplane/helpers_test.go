@@ -101,10 +101,12 @@ func (s *started) client(t testing.TB, admin bool) *http.Client {
 	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
 }
 
-// restConfig returns the admin client-go config, asking for protobuf when
-// protobuf is true (kube's content type, JSON still accepted).
+// restConfig returns the admin client-go config speaking JSON, or protobuf
+// when protobuf is true (kube's content type, JSON still accepted).
 func (s *started) restConfig(protobuf bool) *rest.Config {
 	cfg := s.cp.RESTConfig()
+	// client-go's clientset would otherwise default to protobuf.
+	cfg.ContentType = "application/json"
 	if protobuf {
 		cfg.ContentType = "application/vnd.kubernetes.protobuf"
 		cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
