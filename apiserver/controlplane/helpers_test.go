@@ -27,8 +27,6 @@ type started struct {
 	cp     *controlplane.ControlPlane
 	cancel context.CancelFunc
 	done   chan error
-
-	kubeconfig string // written on first use by kubeconfigFile
 }
 
 // startControlPlane starts devplane on a free 127.0.0.1 port in a temp dir
@@ -124,18 +122,14 @@ func (s *started) clientset(t testing.TB, protobuf bool) *kubernetes.Clientset {
 	return cs
 }
 
-// kubeconfigFile writes the admin kubeconfig once per started control
-// plane and returns its path.
+// kubeconfigFile writes the admin kubeconfig into a temp dir of t and
+// returns its path.
 func (s *started) kubeconfigFile(t testing.TB) string {
 	t.Helper()
-	if s.kubeconfig != "" {
-		return s.kubeconfig
-	}
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := clientcmd.WriteToFile(*s.cp.Kubeconfig(), path); err != nil {
 		t.Fatal(err)
 	}
-	s.kubeconfig = path
 	return path
 }
 
