@@ -21,5 +21,5 @@ func (cp *ControlPlane) installAggregator() error {
 // localRegistries are the registries of the servers below the aggregator:
 // every group/version they serve gets a local APIService.
 func (cp *ControlPlane) localRegistries() []*registry.Registry {
-	return []*registry.Registry{cp.CoreRegistry}
+	return append([]*registry.Registry{cp.CoreRegistry}, cp.extensionRegistries()...)
 }

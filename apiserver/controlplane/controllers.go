@@ -31,6 +31,8 @@ func (cp *ControlPlane) installControllers() error {
 		return err
 	}
 	cp.controllers = m
+	// New custom resources join the garbage collector's graph at once.
+	cp.onExtensionsChange(m.GarbageCollector().Resync)
 	stop, done := make(chan struct{}), make(chan struct{})
 	if err := cp.Core.AddPostStartHook("start-kube-controllers", func(context.Context) error {
 		// Not the hook's context: the controllers must outlive the drain

@@ -84,6 +84,8 @@ type ControlPlane struct {
 	prepared     atomic.Pointer[server.PreparedServer]
 
 	controllers *controllers.Manager
+	// cachers are the built-in kinds' watch caches, stopped after the drain.
+	cachers []*storage.Cacher
 
 	steps     *steps
 	stopOnce  sync.Once
@@ -294,6 +296,9 @@ func (cp *ControlPlane) Handler() http.Handler {
 
 func (cp *ControlPlane) stopStorage() {
 	cp.stopOnce.Do(func() {
+		for _, c := range cp.cachers {
+			c.Stop()
+		}
 		if cp.Etcd != nil {
 			if err := cp.Etcd.Stop(); err != nil {
 				cp.logger.Error("stopping etcd", "err", err)

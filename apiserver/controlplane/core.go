@@ -64,14 +64,7 @@ func (cp *ControlPlane) installCoreAPI() error {
 			Tables:              func(gr schema.GroupResource) registry.TableConvertor { return printers.For(gr) },
 		})
 	})
-	if err := cp.Core.AddPreShutdownHook("stop-watch-caches", func() error {
-		for _, c := range cachers {
-			c.Stop()
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
+	cp.cachers = cachers
 	if err := cp.Core.AddPostStartHook("bootstrap-namespaces", cp.bootstrapNamespaces); err != nil {
 		return err
 	}

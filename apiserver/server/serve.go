@@ -94,8 +94,8 @@ func (p *PreparedServer) Handler() http.Handler { return p.handler }
 
 // Run serves TLS + HTTP/2 on the configured listener until ctx ends, then
 // shuts down gracefully: /readyz fails at once, after ShutdownDelay the
-// listener closes, in-flight requests drain (bounded), watches are ended,
-// pre-shutdown hooks run. onListening (may be nil) is called once serving.
+// pre-shutdown hooks run (still serving), watches are ended, the listener
+// closes and in-flight requests drain (bounded).
 func (p *PreparedServer) Run(ctx context.Context) error {
 	c := p.config
 	if c.Listener == nil {
@@ -147,20 +147,21 @@ func (p *PreparedServer) Run(ctx context.Context) error {
 	if c.ShutdownDelay > 0 {
 		time.Sleep(c.ShutdownDelay)
 	}
-	// Watches never end on their own: end them so the drain can finish.
-	close(p.stopLongRunning)
-	drainCtx, cancel := context.WithTimeout(context.Background(), c.ShutdownTimeout)
-	defer cancel()
-	err := srv.Shutdown(drainCtx)
-	if err != nil {
-		p.logger.Warn("in-flight requests did not drain in time", "err", err)
-		_ = srv.Close()
-	}
-	cancelHooks()
+	// Pre-shutdown hooks run while we still serve, as kube-apiserver's do:
+	// controllers use the API to take this replica out of the endpoints.
 	for _, h := range p.preShutdownHooks {
 		if herr := h.Fn(); herr != nil {
 			p.logger.Error("pre-shutdown hook failed", "hook", h.Name, "err", herr)
 		}
+	}
+	cancelHooks()
+	// Watches never end on their own: end them so the drain can finish.
+	close(p.stopLongRunning)
+	drainCtx, cancel := context.WithTimeout(context.Background(), c.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(drainCtx); err != nil {
+		p.logger.Warn("in-flight requests did not drain in time", "err", err)
+		_ = srv.Close()
 	}
 	p.logger.Info("listener closed, requests drained")
 	return nil
