@@ -9,13 +9,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -1137,4 +1140,134 @@ func TestCoreE2EWriteSemantics(t *testing.T) {
 			t.Errorf("oversized object stored: %v", err)
 		}
 	})
+}
+
+// dialGate lets a test cut a client off the server and keep it off.
+type dialGate struct {
+	mu     sync.Mutex
+	paused bool
+	conns  []net.Conn
+}
+
+func (g *dialGate) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.paused {
+		// Connection refused: client-go's reflector keeps its resourceVersion
+		// and retries the watch instead of relisting.
+		return nil, &net.OpError{Op: "dial", Net: network, Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	}
+	c, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, network, addr)
+	if err == nil {
+		g.conns = append(g.conns, c)
+	}
+	return c, err
+}
+
+func (g *dialGate) cut() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.paused = true
+	for _, c := range g.conns {
+		_ = c.Close()
+	}
+	g.conns = nil
+}
+
+func (g *dialGate) restore() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.paused = false
+}
+
+// TestCoreE2EInformerBehindCompaction cuts an informer off, moves the
+// configmaps past the watch cache's window and compacts etcd, so its
+// re-watch from its last resourceVersion gets 410 and it must relist.
+func TestCoreE2EInformerBehindCompaction(t *testing.T) {
+	s := startControlPlane(t, "")
+	ctx := testCtx(t)
+	writer := s.clientset(t, true)
+	ns := createNamespace(t, writer, "behind")
+	cms := writer.CoreV1().ConfigMaps(ns)
+	for i := range 20 {
+		if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%02d", i)}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	gate := &dialGate{}
+	var lists atomic.Int64   // full lists: plain GETs or watch-lists
+	var expired atomic.Int64 // resumed watches answered 410 (HTTP status)
+	cfg := s.restConfig(true)
+	cfg.Dial = gate.DialContext
+	cfg.WrapTransport = func(next http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+			q := r.URL.Query()
+			if strings.HasSuffix(r.URL.Path, "/configmaps") && (q.Get("watch") == "" || q.Get("sendInitialEvents") == "true") {
+				lists.Add(1)
+			}
+			resp, err := next.RoundTrip(r)
+			if err == nil && resp.StatusCode == http.StatusGone {
+				expired.Add(1)
+			}
+			return resp, err
+		})
+	}
+	reader, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(reader, 0, informers.WithNamespace(ns))
+	inf := factory.Core().V1().ConfigMaps().Informer()
+	stop := make(chan struct{})
+	factory.Start(stop)
+	defer func() { close(stop); factory.Shutdown() }()
+	syncCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if !cache.WaitForCacheSync(syncCtx.Done(), inf.HasSynced) {
+		t.Fatal("informer did not sync")
+	}
+	// The watch must have delivered an event and lasted over a second, so
+	// client-go takes its end for a normal close and resumes it from its
+	// resourceVersion (not a relist).
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "seen-by-watch"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 15*time.Second, "informer sees the first configmaps", func() (bool, string) {
+		return storeMatchesServer(ctx, writer, inf.GetStore(), ns)
+	})
+	time.Sleep(1100 * time.Millisecond)
+	listsBefore := lists.Load()
+
+	gate.cut()
+	// More events than the watch cache keeps (1,024), then compaction.
+	for i := range 1100 {
+		_, err := cms.Update(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%02d", i%20)},
+			Data: map[string]string{"i": strconv.Itoa(i)}}, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 5 {
+		if err := cms.Delete(ctx, fmt.Sprintf("cm-%02d", i), metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "while-away"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := storage.CompactNow(ctx, s.cp.Etcd.Client()); err != nil {
+		t.Fatal(err)
+	}
+	gate.restore()
+
+	eventually(t, 90*time.Second, "informer converges after 410 and relist", func() (bool, string) {
+		return storeMatchesServer(ctx, writer, inf.GetStore(), ns)
+	})
+	// Only the 410 of its resumed watch makes the informer list again
+	// (kube sends it as an ERROR event, devplane may as the HTTP status).
+	if lists.Load() <= listsBefore {
+		t.Errorf("informer converged without relisting (%d lists before the cut, %d after)", listsBefore, lists.Load())
+	}
+	t.Logf("%d relists, %d watch requests answered with HTTP 410", lists.Load()-listsBefore, expired.Load())
 }

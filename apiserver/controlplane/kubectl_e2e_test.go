@@ -408,7 +408,11 @@ func TestKubectlE2EPatchEditExplain(t *testing.T) {
 	ctx := testCtx(t)
 	cs := s.clientset(t, false)
 	ns := createNamespace(t, cs, "patching")
-	s.mustKubectl(t, "apply", "-n", ns, "-f", manifest(t, "app.yaml"))
+	// Only the Deployment and ConfigMap are used: another refused object
+	// (reported here) must not hide these checks.
+	if r := s.kubectl(t, nil, "", "apply", "-n", ns, "-f", manifest(t, "app.yaml")); r.Code != 0 {
+		t.Errorf("kubectl apply of app.yaml: exit %d\n%s", r.Code, r.Stderr)
+	}
 	deps := cs.AppsV1().Deployments(ns)
 
 	t.Run("patch --type strategic", func(t *testing.T) {
