@@ -13,8 +13,9 @@ import (
 	"github.com/devplane/devplane/apiserver/registry"
 )
 
-// installAdmission gives the core registry kube-apiserver's default
-// admission chain.
+// installAdmission gives the core and the extensions registries
+// kube-apiserver's default admission chain, so webhooks and policies see
+// custom resources too.
 func (cp *ControlPlane) installAdmission() {
 	src := &registrySource{reg: cp.CoreRegistry}
 	chain, err := admission.NewChain(src)
@@ -23,6 +24,9 @@ func (cp *ControlPlane) installAdmission() {
 		panic("controlplane: building the admission chain: " + err.Error())
 	}
 	cp.CoreRegistry.SetAdmission(chain)
+	for _, reg := range cp.extensionRegistries() {
+		reg.SetAdmission(chain)
+	}
 }
 
 // registrySource reads what admission needs straight from the core

@@ -41,9 +41,8 @@ type Options struct {
 	// the test runs on 127.0.0.1 (see WebhookOptions).
 	Webhooks WebhookOptions
 
-	// AuthorizationMode is "" or "AlwaysAllow" (every authenticated
-	// request is allowed). Other modes are refused until devplane's
-	// control plane can be started with an authorizer.
+	// AuthorizationMode is "RBAC" (the default, as `devplane up`: RBAC
+	// manifests are really exercised) or "AlwaysAllow".
 	AuthorizationMode string
 
 	// Logger receives devplane's logs; nil discards them.
@@ -89,9 +88,9 @@ const (
 // installed. ctx bounds the start only; Stop ends the Instance.
 func Start(ctx context.Context, opts Options) (*Instance, error) {
 	switch opts.AuthorizationMode {
-	case "", "AlwaysAllow":
+	case "", "RBAC", "AlwaysAllow":
 	default:
-		return nil, fmt.Errorf("testenv: authorization mode %q is not supported yet: devplane's control plane has no authorizer option (only AlwaysAllow)", opts.AuthorizationMode)
+		return nil, fmt.Errorf("testenv: unknown authorization mode %q: use RBAC or AlwaysAllow", opts.AuthorizationMode)
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		timeout := opts.StartTimeout
@@ -126,6 +125,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		AdvertiseAddress:      net.IPv4(127, 0, 0, 1),
 		ServiceClusterIPRange: serviceRange,
 		UnsafeNoFsync:         opts.FastStorage == nil || *opts.FastStorage,
+		AuthorizationMode:     opts.AuthorizationMode,
 		Logger:                logger,
 	})
 	if err != nil {

@@ -365,10 +365,25 @@ func TestResetRemovesUserObjectsKeepsSystemOnes(t *testing.T) {
 	}
 }
 
-func TestAuthorizationModeOtherThanAlwaysAllowIsRefused(t *testing.T) {
-	_, err := testenv.Start(t.Context(), testenv.Options{AuthorizationMode: "RBAC"})
-	if err == nil || !strings.Contains(err.Error(), "RBAC") {
-		t.Fatalf("Start with RBAC: %v, want a clear refusal", err)
+func TestAuthorizationModes(t *testing.T) {
+	if _, err := testenv.Start(t.Context(), testenv.Options{AuthorizationMode: "Webhook"}); err == nil || !strings.Contains(err.Error(), "Webhook") {
+		t.Fatalf("Start with an unknown mode: %v, want a clear refusal", err)
+	}
+	for _, mode := range []string{"RBAC", "AlwaysAllow"} {
+		t.Run(mode, func(t *testing.T) {
+			env := testenv.StartT(t, testenv.Options{AuthorizationMode: mode})
+			_, err := clientFor(t, env.ConfigFor("alice")).CoreV1().Pods("default").List(t.Context(), metav1.ListOptions{})
+			switch mode {
+			case "RBAC":
+				if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `User "alice" cannot list resource "pods"`) {
+					t.Errorf("alice listing pods under RBAC: %v, want kube's 403", err)
+				}
+			default:
+				if err != nil {
+					t.Errorf("alice listing pods under AlwaysAllow: %v", err)
+				}
+			}
+		})
 	}
 }
 
