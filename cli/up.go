@@ -392,6 +392,11 @@ func (o *UpOptions) newLogger(mode dashboard.Mode, stderr io.Writer) (*slog.Logg
 		}
 		return slog.NewTextHandler(w, opts)
 	}
-	logger := slog.New(fanout{handler(f, o.level), handler(stderr, stderrLevel)})
+	handlers := fanout{handler(f, o.level)}
+	// A detached up's stderr is the log file already: write each line once.
+	if os.Getenv(detachedEnv) == "" {
+		handlers = append(handlers, handler(stderr, stderrLevel))
+	}
+	logger := slog.New(handlers)
 	return logger, func() { f.Close() }, nil
 }
