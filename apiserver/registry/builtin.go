@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"time"
+
 	"github.com/devplane/devplane/apiserver/patch"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,9 +13,27 @@ import (
 	"github.com/devplane/devplane/apiserver/storage"
 )
 
-// eventTTLSeconds is how long events live, as kube-apiserver's default
-// --event-ttl of one hour.
-const eventTTLSeconds = 3600
+// DefaultEventTTL is how long events live unless WithEventTTL says
+// otherwise, as kube-apiserver's default --event-ttl of one hour.
+const DefaultEventTTL = time.Hour
+
+// BuiltinOption adjusts NewResourceFromBuiltin.
+type BuiltinOption func(*builtinOptions)
+
+type builtinOptions struct {
+	eventTTL time.Duration
+}
+
+// WithEventTTL makes events (core/v1 and events.k8s.io/v1) expire ttl after
+// they are created (kube-apiserver's --event-ttl), rounded up to whole
+// seconds since etcd leases count seconds. ttl <= 0 keeps DefaultEventTTL.
+func WithEventTTL(ttl time.Duration) BuiltinOption {
+	return func(o *builtinOptions) {
+		if ttl > 0 {
+			o.eventTTL = ttl
+		}
+	}
+}
 
 // StorageConfig is the storage configuration of a built-in kind: protobuf
 // in etcd under the kind's storage prefix.
@@ -32,7 +52,11 @@ func StorageConfig(k builtin.Kind) storage.Config {
 // NewResourceFromBuiltin serves a built-in kind from store (a storage.Store
 // or Cacher made with StorageConfig(k)). Table is left nil for the caller
 // to fill from the printers package.
-func NewResourceFromBuiltin(k builtin.Kind, store storage.Interface) *Resource {
+func NewResourceFromBuiltin(k builtin.Kind, store storage.Interface, opts ...BuiltinOption) *Resource {
+	o := builtinOptions{eventTTL: DefaultEventTTL}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	gvr := k.GroupVersion.WithResource(k.Resource)
 	var scale *ScaleFuncs
 	if k.Scale != nil {
@@ -44,7 +68,7 @@ func NewResourceFromBuiltin(k builtin.Kind, store storage.Interface) *Resource {
 	_, isEvent := k.New().(*eventsv1.Event)
 	ttl := int64(0)
 	if isCoreEvent || isEvent {
-		ttl = eventTTLSeconds
+		ttl = int64((o.eventTTL + time.Second - 1) / time.Second)
 	}
 	_, isPod := k.New().(*corev1.Pod)
 	_, isNamespace := k.New().(*corev1.Namespace)
