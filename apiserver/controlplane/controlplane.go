@@ -39,6 +39,14 @@ const (
 type Options struct {
 	Name    string // instance name, e.g. "default"
 	DataDir string // certificates in DataDir/pki, etcd in DataDir/etcd
+	// CertDir, when set, holds the certificates instead of DataDir/pki.
+	// Replicas on one etcd share it (one CA, serving cert, admin cert and
+	// service-account key); a lock file serialises their start-up and the
+	// serving cert's SANs only ever grow.
+	CertDir string
+	// EventTTL is how long events live (kube-apiserver's --event-ttl);
+	// 0 means one hour.
+	EventTTL time.Duration
 
 	// Listener, when set, is used as is; otherwise BindAddress:Port is bound.
 	Listener    net.Listener
@@ -155,9 +163,19 @@ func (cp *ControlPlane) ensureCerts() error {
 			ips = append(ips, ip)
 		}
 	}
+	dir, dnsNames := filepath.Join(cp.opts.DataDir, "pki"), cp.opts.ExtraSANs
+	if cp.opts.CertDir != "" {
+		dir = cp.opts.CertDir
+		unlock, err := lockCertDir(dir)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		dnsNames, ips = withExistingSANs(dir, dnsNames, ips)
+	}
 	b, err := certs.Ensure(certs.Options{
-		Dir:      filepath.Join(cp.opts.DataDir, "pki"),
-		DNSNames: cp.opts.ExtraSANs,
+		Dir:      dir,
+		DNSNames: dnsNames,
 		IPs:      ips,
 		Logger:   cp.logger.With("component", "certs"),
 	})

@@ -43,7 +43,7 @@ func (cp *ControlPlane) installCoreAPI() error {
 			return fmt.Errorf("watch cache for %s: %w", cfg.Resource, err)
 		}
 		cachers = append(cachers, cacher)
-		res := registry.NewResourceFromBuiltin(k, cacher)
+		res := registry.NewResourceFromBuiltin(k, cacher, registry.WithEventTTL(cp.opts.EventTTL))
 		res.Table = printers.For(res.GVR.GroupResource())
 		if k.GroupVersion.Group == "" && k.Resource == "services" {
 			if err := cp.serviceAllocation(res.Store); err != nil {
