@@ -39,6 +39,16 @@ type instanceState struct {
 	Kubeconfig string `json:"kubeconfig"`
 	Context    string `json:"context"`
 	DataDir    string `json:"dataDir"`
+	// CertDir is set when --cert-dir moved the certificates out of the data dir.
+	CertDir string `json:"certDir,omitempty"`
+}
+
+// certDir is where the instance's certificates are.
+func (st instanceState) certDir(dataDir string) string {
+	if st.CertDir != "" {
+		return st.CertDir
+	}
+	return filepath.Join(dataDir, "pki")
 }
 
 func writeState(dataDir string, st instanceState) error {

@@ -107,7 +107,8 @@ func kubeconfigCommand() *cli.Command {
 				return exitf(1, "error: %v", err)
 			}
 			path := filepath.Join(dir, kubeconfigFileName)
-			if st, ok, _ := readState(dir); ok && st.Kubeconfig != "" {
+			st, ok, _ := readState(dir)
+			if ok && st.Kubeconfig != "" {
 				path = st.Kubeconfig
 			}
 			if _, err := os.Stat(path); err != nil {
@@ -129,7 +130,7 @@ func kubeconfigCommand() *cli.Command {
 			if err != nil {
 				return exitf(1, "error: %v", err)
 			}
-			bundle, err := certs.Ensure(certs.Options{Dir: filepath.Join(dir, "pki")})
+			bundle, err := certs.Ensure(certs.Options{Dir: st.certDir(dir)})
 			if err != nil {
 				return exitf(1, "error: %v", err)
 			}

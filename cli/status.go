@@ -88,7 +88,7 @@ func statusCommand() *cli.Command {
 func probe(ctx context.Context, dataDir string, st instanceState) (statusReport, error) {
 	report := statusReport{Name: st.Name, URL: st.URL}
 	pool := x509.NewCertPool()
-	if ca, err := os.ReadFile(filepath.Join(dataDir, "pki", "ca.crt")); err == nil {
+	if ca, err := os.ReadFile(filepath.Join(st.certDir(dataDir), "ca.crt")); err == nil {
 		pool.AppendCertsFromPEM(ca)
 	}
 	client := &http.Client{

@@ -25,8 +25,9 @@ import (
 // UpOptions are the flags of `devplane up`.
 type UpOptions struct {
 	// Generic
-	Name    string
-	DataDir string
+	Name     string
+	DataDir  string
+	EventTTL time.Duration
 
 	// Secure serving
 	BindAddress      string
@@ -42,6 +43,7 @@ type UpOptions struct {
 	EtcdKeyFile  string
 
 	// Certificates and authentication
+	CertDir              string
 	TokenAuthFile        string
 	AuthorizationMode    string
 	ServiceAccountIssuer string
@@ -68,6 +70,8 @@ func (o *UpOptions) flags() []cli.Flag {
 			Usage: "instance name: several instances with different names run side by side"},
 		&cli.StringFlag{Name: "data-dir", Category: catGeneric, Destination: &o.DataDir,
 			Usage: "where etcd data, certificates and the kubeconfig live (default: $XDG_DATA_HOME/devplane/<name>, i.e. ~/.local/share/devplane/<name>)"},
+		&cli.DurationFlag{Name: "event-ttl", Value: time.Hour, Category: catGeneric, Destination: &o.EventTTL,
+			Usage: "how long events are kept (etcd deletes them after this, rounded up to whole seconds)"},
 
 		&cli.StringFlag{Name: "bind-address", Value: "127.0.0.1", Category: catServing, Destination: &o.BindAddress,
 			Usage: "IP address to serve the API on"},
@@ -89,6 +93,8 @@ func (o *UpOptions) flags() []cli.Flag {
 		&cli.StringFlag{Name: "etcd-keyfile", Category: catEtcd, Destination: &o.EtcdKeyFile,
 			Usage: "client key for the external etcd servers"},
 
+		&cli.StringFlag{Name: "cert-dir", Category: catCerts, Destination: &o.CertDir,
+			Usage: "where the certificates and keys live (default: <data-dir>/pki); replicas on one etcd share one"},
 		&cli.StringFlag{Name: "token-auth-file", Category: catCerts, Destination: &o.TokenAuthFile,
 			Usage: "CSV file of static bearer tokens: token,user,uid[,\"group1,group2\"]"},
 		&cli.StringFlag{Name: "authorization-mode", Value: "RBAC", Category: catCerts, Destination: &o.AuthorizationMode,
@@ -120,6 +126,11 @@ func (o *UpOptions) Complete() error {
 	o.DataDir = dir
 	if o.Kubeconfig == "" {
 		o.Kubeconfig = filepath.Join(o.DataDir, kubeconfigFileName)
+	}
+	if o.CertDir != "" {
+		if o.CertDir, err = filepath.Abs(o.CertDir); err != nil {
+			return err
+		}
 	}
 	o.bindIP = net.ParseIP(o.BindAddress)
 	if o.AdvertiseAddress != "" {
@@ -162,6 +173,14 @@ func (o *UpOptions) Validate() error {
 	}
 	if u, err := url.Parse(o.ServiceAccountIssuer); err != nil || (strings.Contains(o.ServiceAccountIssuer, ":") && u.Scheme == "") || o.ServiceAccountIssuer == "" {
 		add("--service-account-issuer %q: use a URL such as https://kubernetes.default.svc", o.ServiceAccountIssuer)
+	}
+	if o.EventTTL <= 0 {
+		add("--event-ttl %s: use a positive duration such as 1h", o.EventTTL)
+	}
+	if o.CertDir != "" {
+		if err := checkWritableDir(o.CertDir); err != nil {
+			add("--cert-dir %s is not writable: %v", o.CertDir, err)
+		}
 	}
 	if o.LogFormat != "text" && o.LogFormat != "json" {
 		add("--log-format %q: use text or json", o.LogFormat)
@@ -291,6 +310,8 @@ func (o *UpOptions) Run(parent context.Context, stdout *os.File, stderr io.Write
 	cpOpts := controlplane.Options{
 		Name:                  o.Name,
 		DataDir:               o.DataDir,
+		CertDir:               o.CertDir,
+		EventTTL:              o.EventTTL,
 		Listener:              o.listener,
 		BindAddress:           o.bindIP,
 		Port:                  o.Port,
@@ -325,7 +346,7 @@ func (o *UpOptions) Run(parent context.Context, stdout *os.File, stderr io.Write
 		}
 	}
 	if err := writeState(o.DataDir, instanceState{Name: o.Name, PID: os.Getpid(), URL: cp.URL(),
-		Kubeconfig: o.Kubeconfig, Context: contextName, DataDir: o.DataDir}); err != nil {
+		Kubeconfig: o.Kubeconfig, Context: contextName, DataDir: o.DataDir, CertDir: o.CertDir}); err != nil {
 		return exitf(1, "error: %v", err)
 	}
 	defer removeState(o.DataDir)
