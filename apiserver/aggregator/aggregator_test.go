@@ -34,7 +34,6 @@ import (
 
 	"github.com/devplane/devplane/apiserver/aggregator"
 	"github.com/devplane/devplane/apiserver/controlplane"
-	"github.com/devplane/devplane/apiserver/registry"
 )
 
 var (
@@ -62,11 +61,7 @@ func start(t *testing.T) *env {
 		cancel()
 		t.Fatal(err)
 	}
-	if _, err := aggregator.Install(aggregator.Deps{Server: cp.Aggregator, Client: cp.Etcd.Client(), Certs: cp.Certs,
-		Registries: []*registry.Registry{cp.CoreRegistry}}); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
+	// controlplane.New installs the aggregator at the head of the chain.
 	done := make(chan error, 1)
 	go func() { done <- cp.Run(ctx) }()
 	t.Cleanup(func() {
@@ -313,7 +308,6 @@ func TestAggregator(t *testing.T) {
 				r.Header.Set("X-Remote-User", "evil")
 				r.Header.Add("X-Remote-Group", "evil-group")
 				r.Header.Set("X-Remote-Extra-Scopes", "all")
-				r.Header.Set("Impersonate-User", "evil")
 				return rt.RoundTrip(r)
 			})
 		}
