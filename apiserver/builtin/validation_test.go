@@ -258,3 +258,18 @@ func TestJobRestartPolicy(t *testing.T) {
 		t.Errorf("want a required restartPolicy error for a Job, got %v", errs)
 	}
 }
+
+func TestStatefulSetMountsItsClaimTemplates(t *testing.T) {
+	d := validDeployment()
+	sts := &appsv1.StatefulSet{ObjectMeta: objectMeta("db"), Spec: appsv1.StatefulSetSpec{
+		Selector: d.Spec.Selector, Template: d.Spec.Template,
+		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}},
+	}}
+	sts.Spec.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	if errs := createErrors(t, "apps", "statefulsets", sts); len(errs) != 0 {
+		t.Errorf("a mount of a claim template is refused: %v", errs)
+	}
+	sts.Spec.Template.Spec.Containers[0].VolumeMounts[0].Name = "other"
+	expectOneError(t, createErrors(t, "apps", "statefulsets", sts), field.ErrorTypeNotFound,
+		"spec.template.spec.containers[0].volumeMounts[0].name", "")
+}

@@ -31,16 +31,22 @@ var (
 	supportedPullPolicies  = []corev1.PullPolicy{corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever}
 )
 
-func validatePodTemplate(t *corev1.PodTemplateSpec, fldPath *field.Path, restartPolicies []corev1.RestartPolicy) field.ErrorList {
+// validatePodTemplate checks a controller's pod template. claimVolumes are
+// volume names the controller adds itself (a StatefulSet's claim templates),
+// which mounts may name though the template does not list them.
+func validatePodTemplate(t *corev1.PodTemplateSpec, fldPath *field.Path, restartPolicies []corev1.RestartPolicy, claimVolumes ...string) field.ErrorList {
 	errs := metav1validation.ValidateLabels(t.Labels, fldPath.Child("metadata", "labels"))
 	errs = append(errs, apivalidation.ValidateAnnotations(t.Annotations, fldPath.Child("metadata", "annotations"))...)
-	return append(errs, validatePodSpec(&t.Spec, fldPath.Child("spec"), restartPolicies)...)
+	return append(errs, validatePodSpec(&t.Spec, fldPath.Child("spec"), restartPolicies, claimVolumes...)...)
 }
 
-func validatePodSpec(spec *corev1.PodSpec, fldPath *field.Path, restartPolicies []corev1.RestartPolicy) field.ErrorList {
+func validatePodSpec(spec *corev1.PodSpec, fldPath *field.Path, restartPolicies []corev1.RestartPolicy, claimVolumes ...string) field.ErrorList {
 	var errs field.ErrorList
 	volumes, volumeErrs := validateVolumes(spec.Volumes, fldPath.Child("volumes"))
 	errs = append(errs, volumeErrs...)
+	for _, name := range claimVolumes {
+		volumes[name] = true
+	}
 	if len(spec.Containers) == 0 {
 		errs = append(errs, field.Required(fldPath.Child("containers"), ""))
 	}
@@ -362,7 +368,11 @@ func validateReplicationController(rc *corev1.ReplicationController) field.Error
 func validateStatefulSet(s *appsv1.StatefulSet) field.ErrorList {
 	errs := validateReplicas(s.Spec.Replicas, specPath.Child("replicas"))
 	errs = append(errs, validateSelectorMatchesTemplate(s.Spec.Selector, &s.Spec.Template, specPath)...)
-	errs = append(errs, validatePodTemplate(&s.Spec.Template, specPath.Child("template"), controllerRestartPolicies)...)
+	var claims []string
+	for _, c := range s.Spec.VolumeClaimTemplates {
+		claims = append(claims, c.Name)
+	}
+	errs = append(errs, validatePodTemplate(&s.Spec.Template, specPath.Child("template"), controllerRestartPolicies, claims...)...)
 	policies := []appsv1.PodManagementPolicyType{appsv1.OrderedReadyPodManagement, appsv1.ParallelPodManagement}
 	if s.Spec.PodManagementPolicy != "" && !containsValue(policies, s.Spec.PodManagementPolicy) {
 		errs = append(errs, field.NotSupported(specPath.Child("podManagementPolicy"), s.Spec.PodManagementPolicy, policies))
