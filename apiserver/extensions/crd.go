@@ -9,15 +9,24 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/devplane/devplane/apiserver/builtin"
 	"github.com/devplane/devplane/apiserver/crdschema"
+	"github.com/devplane/devplane/apiserver/patch"
 	"github.com/devplane/devplane/apiserver/registry"
 	"github.com/devplane/devplane/apiserver/storage"
 )
 
 // crdPrefix is where CRDs live in etcd, as in kube.
 const crdPrefix = "/registry/apiextensions.k8s.io/customresourcedefinitions"
+
+// The field manager of CRDs (server-side apply, managedFields, strategic
+// merge patch) works on the typed objects of builtin.Scheme.
+func init() {
+	utilruntime.Must(apiextensionsv1.AddToScheme(builtin.Scheme))
+}
 
 func newCRD() runtime.Object { return &apiextensionsv1.CustomResourceDefinition{} }
 func newCRDList() runtime.Object {
@@ -73,10 +82,13 @@ func (e *Extensions) installCRDResource() error {
 		Categories: []string{"api-extensions"},
 		Verbs:      registry.DefaultVerbs,
 		HasStatus:  true,
-		New:        newCRD,
-		NewList:    newCRDList,
-		Store:      e.crdStore,
-		GetAttrs:   metaAttrs,
+		// Without it apply would panic (no field manager) and managedFields
+		// would not be kept.
+		FieldManager: patch.BuiltinFieldManager(gv.WithKind("CustomResourceDefinition")),
+		New:          newCRD,
+		NewList:      newCRDList,
+		Store:        e.crdStore,
+		GetAttrs:     metaAttrs,
 	})
 	return nil
 }

@@ -29,7 +29,7 @@ type devplane struct {
 }
 
 // start runs a devplane for the test and waits until it is ready.
-func start(t *testing.T) *devplane {
+func start(t testing.TB) *devplane {
 	t.Helper()
 	_, cidr, _ := net.ParseCIDR("10.0.0.0/24")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -101,7 +101,7 @@ func (d *devplane) failKubectl(t *testing.T, stdin string, args ...string) strin
 	return r.stderr
 }
 
-func (d *devplane) dynamic(t *testing.T) *dynamic.DynamicClient {
+func (d *devplane) dynamic(t testing.TB) *dynamic.DynamicClient {
 	t.Helper()
 	c, err := dynamic.NewForConfig(d.config)
 	if err != nil {
@@ -110,7 +110,7 @@ func (d *devplane) dynamic(t *testing.T) *dynamic.DynamicClient {
 	return c
 }
 
-func (d *devplane) apiext(t *testing.T) *apiextclient.Clientset {
+func (d *devplane) apiext(t testing.TB) *apiextclient.Clientset {
 	t.Helper()
 	c, err := apiextclient.NewForConfig(d.config)
 	if err != nil {
@@ -133,7 +133,7 @@ func readCRD(t *testing.T, name string) *apiextensionsv1.CustomResourceDefinitio
 }
 
 // eventually polls cond for up to timeout.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+func eventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	last := ""
@@ -148,7 +148,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() (b
 	t.Fatalf("%s: not within %v (last: %s)", what, timeout, last)
 }
 
-func waitEstablished(t *testing.T, c *apiextclient.Clientset, name string) *apiextensionsv1.CustomResourceDefinition {
+func waitEstablished(t testing.TB, c *apiextclient.Clientset, name string) *apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
 	var crd *apiextensionsv1.CustomResourceDefinition
 	eventually(t, 5*time.Second, "CRD "+name+" established", func() (bool, string) {
