@@ -89,10 +89,27 @@ func (e *Extensions) listAndWatch(ctx context.Context) error {
 			case !isCRD:
 			case ev.Type == watch.Deleted:
 				e.teardown(crd.Name)
+				e.requeueGroup(ctx, crd)
 			case ev.Type == watch.Added || ev.Type == watch.Modified:
 				e.reconcile(ctx, crd.DeepCopy())
+				e.requeueGroup(ctx, crd)
 			}
 		}
+	}
+}
+
+// requeueGroup reconciles the CRDs of crd's group still waiting for their
+// names, as kube's naming controller does: a CRD that went away or changed
+// its names may have freed them.
+func (e *Extensions) requeueGroup(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) {
+	for _, other := range e.allCRDs(ctx) {
+		if other.Spec.Group != crd.Spec.Group || other.Name == crd.Name {
+			continue
+		}
+		if c := findCondition(other, apiextensionsv1.NamesAccepted); c != nil && c.Status == apiextensionsv1.ConditionTrue {
+			continue
+		}
+		e.reconcile(ctx, other)
 	}
 }
 

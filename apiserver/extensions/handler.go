@@ -96,7 +96,9 @@ func (e *Extensions) admit(w http.ResponseWriter, r *http.Request, info *request
 	}
 	if info.Verb == "create" {
 		if terminating {
-			return apierrors.NewMethodNotSupported(sv.res.GVR.GroupResource(), "create")
+			err := apierrors.NewMethodNotSupported(sv.res.GVR.GroupResource(), "create")
+			err.ErrStatus.Message = "create not allowed while custom resource definition is terminating"
+			return err
 		}
 		if sv.res.Namespaced {
 			if err := e.checkNamespace(r.Context(), sv.res.GVR.GroupResource(), info.Namespace); err != nil {

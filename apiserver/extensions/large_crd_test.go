@@ -76,6 +76,9 @@ func TestLargeCRDWithKubectl(t *testing.T) {
 	if got := d.mustKubectl(t, "", "get", "coll", "-o", "wide"); !strings.Contains(got, "SCHEME") || !strings.Contains(got, "edge") || !strings.Contains(got, "30s") {
 		t.Errorf("kubectl get -o wide:\n%s", got)
 	}
+	if got := d.mustKubectl(t, "", "get", "coll"); strings.Contains(got, "SCHEME") || !strings.Contains(got, "INTERVAL") {
+		t.Errorf("a priority-1 column outside -o wide:\n%s", got)
+	}
 	bad := strings.Replace(strings.Replace(collectorCR, "ratio: 0.25", "ratio: 2", 1), "name: edge\n  namespace", "name: bad\n  namespace", 1)
 	stderr = d.failKubectl(t, bad, "create", "-f", "-")
 	if !strings.Contains(stderr, "spec.tlsConfig.endpoints[0].relabelings[0].ratio: Invalid value: 2") {
