@@ -86,9 +86,9 @@ func TestReplicasShareOneEtcd(t *testing.T) {
 	common := []string{"--etcd-servers", etcdURL, "--cert-dir", certDir, "--port", port}
 
 	d1, d2 := t.TempDir(), t.TempDir()
-	p1 := startUp(t, d1, append([]string{"--name", "r1"}, common...)...)
-	p2 := startUp(t, d2, append([]string{"--name", "r2", "--bind-address", "127.0.0.2"}, common...)...)
-	k1, k2 := filepath.Join(d1, "kubeconfig"), filepath.Join(d2, "kubeconfig")
+	r1 := replica{p: startUp(t, d1, append([]string{"--name", "r1"}, common...)...), kubeconfig: filepath.Join(d1, "kubeconfig"), ip: "127.0.0.1", prefix: "devplane-r1-"}
+	r2 := replica{p: startUp(t, d2, append([]string{"--name", "r2", "--bind-address", "127.0.0.2"}, common...)...), kubeconfig: filepath.Join(d2, "kubeconfig"), ip: "127.0.0.2", prefix: "devplane-r2-"}
+	k1, k2 := r1.kubeconfig, r2.kubeconfig
 	url2 := "https://127.0.0.2:" + port
 
 	// Each replica keeps its own kubeconfig in its own data dir, and
@@ -151,70 +151,114 @@ func TestReplicasShareOneEtcd(t *testing.T) {
 		t.Fatalf("token from replica 1 on replica 2: whoami %q", who)
 	}
 
-	// The kubernetes Service's endpoints list both replicas, on the shared port.
-	endpoints := func() string {
-		ep := run(t, kubectl, "--kubeconfig", k1, "get", "endpoints", "kubernetes", "-n", "default",
-			"-o", "jsonpath={.subsets[*].addresses[*].ip} {.subsets[*].ports[*].port}")
-		slice := run(t, kubectl, "--kubeconfig", k1, "get", "endpointslice", "kubernetes", "-n", "default",
-			"-o", "jsonpath={.endpoints[*].addresses[*]} {.ports[*].port}")
-		return strings.TrimSpace(ep.stdout) + " | " + strings.TrimSpace(slice.stdout)
+	leader, follower := waitForReplicas(t, kubectl, port, r1, r2)
+	t.Logf("leader %s; stopping it with SIGTERM", leader.prefix)
+	// Stopping the leader hands the controllers to the other replica at
+	// once and takes the stopped one out of the endpoints.
+	leader.p.stop(t)
+	waitForTakeover(t, kubectl, port, follower)
+	follower.p.stop(t)
+}
+
+// A killed leader cannot hand over: the other replica takes the
+// controllers and drops it from the endpoints when its leases expire.
+func TestReplicaKilledIsReplacedAfterItsLease(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out a 15s lease")
 	}
-	both := "127.0.0.1 127.0.0.2 " + port
+	kubectl := requireKubectl(t)
+	etcdURL := startTestEtcd(t)
+	certDir := filepath.Join(t.TempDir(), "pki")
+	port := freePort(t)
+	common := []string{"--etcd-servers", etcdURL, "--cert-dir", certDir, "--port", port}
+	d1, d2 := t.TempDir(), t.TempDir()
+	r1 := replica{p: startUp(t, d1, append([]string{"--name", "r1"}, common...)...), kubeconfig: filepath.Join(d1, "kubeconfig"), ip: "127.0.0.1", prefix: "devplane-r1-"}
+	r2 := replica{p: startUp(t, d2, append([]string{"--name", "r2", "--bind-address", "127.0.0.2"}, common...)...), kubeconfig: filepath.Join(d2, "kubeconfig"), ip: "127.0.0.2", prefix: "devplane-r2-"}
+
+	leader, follower := waitForReplicas(t, kubectl, port, r1, r2)
+	t.Logf("leader %s; killing it", leader.prefix)
+	if err := leader.p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-leader.p.exited
+	waitForTakeover(t, kubectl, port, follower)
+	follower.p.stop(t)
+}
+
+type replica struct {
+	p          *upProcess
+	kubeconfig string
+	ip         string
+	prefix     string // of its identity: devplane-<name>-
+}
+
+// kubernetesEndpoints is what the kubernetes Service's Endpoints and
+// EndpointSlice list: "<ips> <port> | <ips> <port>".
+func kubernetesEndpoints(t *testing.T, kubectl, kubeconfig string) string {
+	ep := run(t, kubectl, "--kubeconfig", kubeconfig, "get", "endpoints", "kubernetes", "-n", "default",
+		"-o", "jsonpath={.subsets[*].addresses[*].ip} {.subsets[*].ports[*].port}")
+	slice := run(t, kubectl, "--kubeconfig", kubeconfig, "get", "endpointslice", "kubernetes", "-n", "default",
+		"-o", "jsonpath={.endpoints[*].addresses[*]} {.ports[*].port}")
+	return strings.TrimSpace(ep.stdout) + " | " + strings.TrimSpace(slice.stdout)
+}
+
+// controllersLeader is the holder of the controllers' election Lease.
+func controllersLeader(t *testing.T, kubectl, kubeconfig string) string {
+	return run(t, kubectl, "--kubeconfig", kubeconfig, "get", "lease", "devplane-controller-manager", "-n", "kube-system",
+		"-o", "jsonpath={.spec.holderIdentity}").stdout
+}
+
+// waitForReplicas waits until the endpoints list both replicas on the
+// shared port and one holds the controllers' lease; it returns the leader
+// first.
+func waitForReplicas(t *testing.T, kubectl, port string, r1, r2 replica) (leader, follower replica) {
+	t.Helper()
+	both := r1.ip + " " + r2.ip + " " + port
 	eventually(t, 30*time.Second, "endpoints list both replicas", func() string {
-		if got := endpoints(); got != both+" | "+both {
+		if got := kubernetesEndpoints(t, kubectl, r1.kubeconfig); got != both+" | "+both {
 			return got
 		}
 		return ""
 	})
-
-	// One replica runs the controllers: the election Lease names it.
-	holder := func(k string) string {
-		return run(t, kubectl, "--kubeconfig", k, "get", "lease", "devplane-controller-manager", "-n", "kube-system",
-			"-o", "jsonpath={.spec.holderIdentity}").stdout
-	}
-	var leader string
 	eventually(t, 30*time.Second, "a replica holds the controllers' lease", func() string {
-		leader = holder(k1)
-		if strings.HasPrefix(leader, "devplane-r1-") || strings.HasPrefix(leader, "devplane-r2-") {
-			return ""
-		}
-		return strconv.Quote(leader)
-	})
-	stopped, survivor, survivorKubeconfig, survivorIP, survivorPrefix := p1, p2, k2, "127.0.0.2", "devplane-r2-"
-	if strings.HasPrefix(leader, "devplane-r2-") {
-		stopped, survivor, survivorKubeconfig, survivorIP, survivorPrefix = p2, p1, k1, "127.0.0.1", "devplane-r1-"
-	}
-	t.Logf("leader %s; stopping it", leader)
-
-	// Stopping the leader hands the controllers to the other replica and
-	// takes the stopped one out of the endpoints.
-	stopped.stop(t)
-	eventually(t, 30*time.Second, "the other replica holds the controllers' lease", func() string {
-		if h := holder(survivorKubeconfig); !strings.HasPrefix(h, survivorPrefix) {
+		switch h := controllersLeader(t, kubectl, r1.kubeconfig); {
+		case strings.HasPrefix(h, r1.prefix):
+			leader, follower = r1, r2
+		case strings.HasPrefix(h, r2.prefix):
+			leader, follower = r2, r1
+		default:
 			return strconv.Quote(h)
 		}
 		return ""
 	})
-	only := survivorIP + " " + port
-	eventually(t, 30*time.Second, "endpoints list only the running replica", func() string {
-		ep := run(t, kubectl, "--kubeconfig", survivorKubeconfig, "get", "endpoints", "kubernetes", "-n", "default",
-			"-o", "jsonpath={.subsets[*].addresses[*].ip} {.subsets[*].ports[*].port}")
-		slice := run(t, kubectl, "--kubeconfig", survivorKubeconfig, "get", "endpointslice", "kubernetes", "-n", "default",
-			"-o", "jsonpath={.endpoints[*].addresses[*]} {.ports[*].port}")
-		if got := strings.TrimSpace(ep.stdout) + " | " + strings.TrimSpace(slice.stdout); got != only+" | "+only {
+	return leader, follower
+}
+
+// waitForTakeover waits until survivor holds the controllers' lease and is
+// alone in the endpoints, then checks the controllers work there: a
+// namespace deletion completes.
+func waitForTakeover(t *testing.T, kubectl, port string, survivor replica) {
+	t.Helper()
+	eventually(t, 45*time.Second, "the other replica holds the controllers' lease", func() string {
+		if h := controllersLeader(t, kubectl, survivor.kubeconfig); !strings.HasPrefix(h, survivor.prefix) {
+			return strconv.Quote(h)
+		}
+		return ""
+	})
+	only := survivor.ip + " " + port
+	eventually(t, 45*time.Second, "endpoints list only the running replica", func() string {
+		if got := kubernetesEndpoints(t, kubectl, survivor.kubeconfig); got != only+" | "+only {
 			return got
 		}
 		return ""
 	})
-
-	// The controllers really moved: a namespace deletion completes.
-	kubectlOut(t, kubectl, "--kubeconfig", survivorKubeconfig, "create", "namespace", "after-failover")
-	kubectlOut(t, kubectl, "--kubeconfig", survivorKubeconfig, "create", "configmap", "inside", "-n", "after-failover")
-	kubectlOut(t, kubectl, "--kubeconfig", survivorKubeconfig, "delete", "namespace", "after-failover", "--timeout=60s")
-	if r := run(t, kubectl, "--kubeconfig", survivorKubeconfig, "get", "namespace", "after-failover"); r.code == 0 || !strings.Contains(r.stderr, "NotFound") {
+	k := survivor.kubeconfig
+	kubectlOut(t, kubectl, "--kubeconfig", k, "create", "namespace", "after-failover")
+	kubectlOut(t, kubectl, "--kubeconfig", k, "create", "configmap", "inside", "-n", "after-failover")
+	kubectlOut(t, kubectl, "--kubeconfig", k, "delete", "namespace", "after-failover", "--timeout=60s")
+	if r := run(t, kubectl, "--kubeconfig", k, "get", "namespace", "after-failover"); r.code == 0 || !strings.Contains(r.stderr, "NotFound") {
 		t.Fatalf("namespace still there after delete: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	survivor.stop(t)
 }
 
 func TestEventTTL(t *testing.T) {
