@@ -314,9 +314,7 @@ func (cp *ControlPlane) Handler() http.Handler {
 
 func (cp *ControlPlane) stopStorage() {
 	cp.stopOnce.Do(func() {
-		for _, c := range cp.cachers {
-			c.Stop()
-		}
+		cp.stopCachers(5 * time.Second)
 		if cp.Etcd != nil {
 			if err := cp.Etcd.Stop(); err != nil {
 				cp.logger.Error("stopping etcd", "err", err)
@@ -345,4 +343,27 @@ func FirstServiceIP(cidr *net.IPNet) net.IP {
 		}
 	}
 	return ip
+}
+
+// stopCachers ends every watch cache, in parallel and bounded: etcd stops
+// next whatever happens, so a stuck watch cannot hold the process.
+func (cp *ControlPlane) stopCachers(bound time.Duration) {
+	var wg sync.WaitGroup
+	for _, c := range cp.cachers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.Stop()
+		}()
+	}
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(bound):
+		cp.logger.Warn("watch caches did not stop in time; stopping etcd anyway", "after", bound)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -76,7 +77,9 @@ func (s *started) stop(t testing.TB) {
 			t.Errorf("devplane stopped with error: %v", err)
 		}
 	case <-time.After(15 * time.Second):
-		t.Errorf("devplane did not stop within 15s")
+		var dump strings.Builder
+		_ = pprof.Lookup("goroutine").WriteTo(&dump, 1)
+		t.Errorf("devplane did not stop within 15s; goroutines:\n%s", dump.String())
 	}
 }
 

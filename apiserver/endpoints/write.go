@@ -12,7 +12,9 @@ import (
 
 	"github.com/devplane/devplane/apiserver/admission"
 	"github.com/devplane/devplane/apiserver/patch"
+	"github.com/devplane/devplane/apiserver/registry"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -165,6 +167,10 @@ func (h *handler) create(ctx context.Context, w http.ResponseWriter, r *http.Req
 		h.writeError(w, r, apierrors.NewBadRequest(err.Error()))
 		return
 	}
+	if err := validateDryRun("CreateOptions", opts.DryRun); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
 	validation, err := fieldValidation(r)
 	if err != nil {
 		h.writeError(w, r, err)
@@ -182,6 +188,7 @@ func (h *handler) create(ctx context.Context, w http.ResponseWriter, r *http.Req
 		h.writeError(w, r, err)
 		return
 	}
+	applyDefaults(sc.res, obj)
 	obj = trackManagedFields(sc.res.FieldManager, nil, obj, manager(r, opts.FieldManager), "")
 	out, err := sc.res.Store.Create(ctx, sc.namespace, obj, opts)
 	if err != nil {
@@ -196,6 +203,10 @@ func (h *handler) update(ctx context.Context, w http.ResponseWriter, r *http.Req
 	var opts metav1.UpdateOptions
 	if err := h.params.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, &opts); err != nil {
 		h.writeError(w, r, apierrors.NewBadRequest(err.Error()))
+		return
+	}
+	if err := validateDryRun("UpdateOptions", opts.DryRun); err != nil {
+		h.writeError(w, r, err)
 		return
 	}
 	validation, err := fieldValidation(r)
@@ -242,7 +253,9 @@ func (h *handler) update(ctx context.Context, w http.ResponseWriter, r *http.Req
 	}
 	out, created, err := sc.res.Store.Update(ctx, sc.namespace, sc.info.Name, sc.info.Subresource,
 		func(_ context.Context, current runtime.Object) (runtime.Object, error) {
-			return trackManagedFields(sc.res.FieldManager, current, obj.DeepCopyObject(),
+			requested := obj.DeepCopyObject()
+			applyDefaults(sc.res, requested)
+			return trackManagedFields(sc.res.FieldManager, current, requested,
 				manager(r, opts.FieldManager), sc.info.Subresource), nil
 		}, opts)
 	if err != nil {
@@ -276,13 +289,50 @@ func trackManagedFields(fm *patch.FieldManager, live, obj runtime.Object, manage
 	if err != nil {
 		return obj
 	}
+	return keepIfUnchanged(live, out)
+}
+
+// keepIfUnchanged returns live when out differs from it only in the times
+// of managedFields entries: a write that changes nothing must not produce a
+// new resourceVersion (kubectl apply of the same manifest is a no-op).
+func keepIfUnchanged(live, out runtime.Object) runtime.Object {
+	if live == nil || out == nil {
+		return out
+	}
+	l, o := live.DeepCopyObject(), out.DeepCopyObject()
+	for _, obj := range []runtime.Object{l, o} {
+		acc, err := meta.Accessor(obj)
+		if err != nil {
+			return out
+		}
+		entries := acc.GetManagedFields()
+		for i := range entries {
+			entries[i].Time = nil
+		}
+		acc.SetManagedFields(entries)
+	}
+	if apiequality.Semantic.DeepEqual(l, o) {
+		return live.DeepCopyObject()
+	}
 	return out
+}
+
+// applyDefaults runs the kind's defaulting, so managedFields describe the
+// object as stored (a Secret's stringData is already folded into data).
+func applyDefaults(res *registry.Resource, obj runtime.Object) {
+	if res.Store != nil && res.Store.Default != nil {
+		res.Store.Default(obj)
+	}
 }
 
 func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Request, sc *scope, mc mediaChoice) {
 	var opts metav1.PatchOptions
 	if err := h.params.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, &opts); err != nil {
 		h.writeError(w, r, apierrors.NewBadRequest(err.Error()))
+		return
+	}
+	if err := validateDryRun("PatchOptions", opts.DryRun); err != nil {
+		h.writeError(w, r, err)
 		return
 	}
 	patchType := types.PatchType(requestMediaType(r))
@@ -338,7 +388,11 @@ func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 			if fm == nil {
 				return nil, patch.UnsupportedMediaType(patch.CustomPatchTypes)
 			}
-			return fm.ApplyPatch(current, body, who, force, sub)
+			out, err := fm.ApplyPatch(current, body, who, force, sub)
+			if err != nil {
+				return nil, err
+			}
+			return keepIfUnchanged(current, out), nil
 		}
 		obj, warns, err := patch.Apply(current, gvk, patchType, body, validation)
 		if err != nil {
@@ -347,6 +401,9 @@ func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		wn.reset()
 		for _, text := range warns {
 			wn.add(text)
+		}
+		if gvk == sc.res.GroupVersionKind() {
+			applyDefaults(sc.res, obj)
 		}
 		return trackManagedFields(fm, current, obj, who, sub), nil
 	}
@@ -424,8 +481,11 @@ func (h *handler) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) 
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	body, err := h.readBody(r)
-	if err != nil || len(body) == 0 {
-		return opts, err
+	if err != nil {
+		return nil, err
+	}
+	if len(body) == 0 {
+		return opts, validateDryRun("DeleteOptions", opts.DryRun)
 	}
 	info, ok := runtime.SerializerInfoForMediaType(h.codecs.SupportedMediaTypes(), requestMediaType(r))
 	if !ok {
@@ -440,7 +500,19 @@ func (h *handler) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) 
 	if !ok {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("expected DeleteOptions in the body, got %T", obj))
 	}
-	return decoded, nil
+	return decoded, validateDryRun("DeleteOptions", decoded.DryRun)
+}
+
+// validateDryRun accepts only "All", as kube-apiserver does, answering
+// like it: `CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value`.
+func validateDryRun(kind string, dryRun []string) error {
+	for _, d := range dryRun {
+		if d != metav1.DryRunAll {
+			return apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: kind}, "", field.ErrorList{
+				field.NotSupported(field.NewPath("dryRun"), dryRun, []string{metav1.DryRunAll})})
+		}
+	}
+	return nil
 }
 
 func (h *handler) delete(ctx context.Context, w http.ResponseWriter, r *http.Request, sc *scope, mc mediaChoice) {

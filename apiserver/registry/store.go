@@ -293,6 +293,12 @@ func (s *Store) validateAndCreate(ctx context.Context, obj runtime.Object, acc m
 		return nil, err
 	}
 	if isDryRun(opts.DryRun) {
+		// Nothing is written, but the answer is the one a write would get.
+		if err := s.Storage.Get(ctx, s.Key(acc.GetNamespace(), acc.GetName()), storage.GetOptions{}, s.NewFunc()); err == nil {
+			return nil, apierrors.NewAlreadyExists(s.Resource, acc.GetName())
+		} else if !apierrors.IsNotFound(err) {
+			return nil, err
+		}
 		return obj, nil
 	}
 	out := s.NewFunc()
