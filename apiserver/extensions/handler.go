@@ -91,6 +91,9 @@ func (e *Extensions) admit(w http.ResponseWriter, r *http.Request, info *request
 	if sv.v.Deprecated {
 		w.Header().Add("Warning", "299 - "+strconv.Quote(sv.v.DeprecationWarning))
 	}
+	if info.Verb == "delete" || info.Verb == "deletecollection" {
+		return perGroupDeleteOptions(r, sv.res.GVR.GroupVersion().String())
+	}
 	if info.Verb != "create" && info.Verb != "update" && info.Verb != "patch" {
 		return nil
 	}
@@ -110,6 +113,39 @@ func (e *Extensions) admit(w http.ResponseWriter, r *http.Request, info *request
 		return nil
 	}
 	return e.checkUnknownFields(w, r, info, sv)
+}
+
+// perGroupDeleteOptions lets a delete body be DeleteOptions of the custom
+// resource's own group version, as kube allows for backwards compatibility
+// (typed clients such as controller-runtime's send them): it is read as
+// meta.k8s.io/v1 DeleteOptions.
+func perGroupDeleteOptions(r *http.Request, groupVersion string) error {
+	if r.Body == nil || r.ContentLength == 0 {
+		return nil
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	if err != nil {
+		return apierrors.NewBadRequest("reading the request body: " + err.Error())
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if json.Unmarshal(body, &head) != nil || head.Kind != "DeleteOptions" || head.APIVersion != groupVersion {
+		return nil
+	}
+	var obj map[string]any
+	if json.Unmarshal(body, &obj) != nil {
+		return nil
+	}
+	obj["apiVersion"] = metav1.SchemeGroupVersion.String()
+	if body, err = json.Marshal(obj); err != nil {
+		return nil
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	return nil
 }
 
 func isProtobuf(mediaType string) bool {
