@@ -119,7 +119,7 @@ func (d *devplane) apiext(t testing.TB) *apiextclient.Clientset {
 	return c
 }
 
-func readCRD(t *testing.T, name string) *apiextensionsv1.CustomResourceDefinition {
+func readCRD(t testing.TB, name string) *apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
