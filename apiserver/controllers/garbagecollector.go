@@ -639,3 +639,7 @@ func (gc *GarbageCollector) patchMetadata(ctx context.Context, n *objectNode, ch
 		return err
 	})
 }
+
+// Observed reports whether the collector's graph holds the object with uid
+// (it has seen the object through its informers).
+func (gc *GarbageCollector) Observed(uid types.UID) bool { return gc.graph.get(uid) != nil }

@@ -1,4 +1,4 @@
-package controllers
+package controllers_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/devplane/devplane/apiserver/controllers"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -88,9 +89,9 @@ func (f *gcFixture) configMapGetter(name string) func() (any, bool) {
 	}
 }
 
-func startGC(t *testing.T, s *testServer) *GarbageCollector {
+func startGC(t *testing.T, s *testServer) *controllers.GarbageCollector {
 	t.Helper()
-	gc, err := NewGarbageCollector(s.cfg, nil)
+	gc, err := controllers.NewGarbageCollector(s.cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +223,7 @@ func TestGarbageCollector(t *testing.T) {
 		owner := f.owner("cross-owner") // in namespace gc
 		// The event names an object the collector knows in another
 		// namespace: let it see the owner first.
-		eventually(t, 10*time.Second, "owner observed", func() (bool, string) { return gc.graph.get(owner.UID) != nil, "" })
+		eventually(t, 10*time.Second, "owner observed", func() (bool, string) { return gc.Observed(owner.UID), "" })
 		other := &gcFixture{t: t, s: s, ns: "gc-elsewhere"}
 		other.dependent("cross-dependent", nil, configMapRef(owner, false))
 		other.eventuallyGone("dependent referring to another namespace's owner", other.secretGetter("cross-dependent"))

@@ -1,4 +1,4 @@
-package controllers
+package controllers_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/devplane/devplane/apiserver/controllers"
 
 	"github.com/devplane/devplane/apiserver/controlplane"
 	"k8s.io/client-go/kubernetes"
@@ -30,7 +32,9 @@ func startServer(t *testing.T) *testServer {
 		Port:                  0,
 		ServiceClusterIPRange: cidr,
 		UnsafeNoFsync:         true,
-		Logger:                slog.New(slog.DiscardHandler),
+		// These tests run the controllers under test themselves.
+		DisableControllers: true,
+		Logger:             slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		cancel()
@@ -61,7 +65,7 @@ func startServer(t *testing.T) *testServer {
 }
 
 // run runs c until the test ends; cleanup checks that it stops.
-func run(t *testing.T, c Controller) {
+func run(t *testing.T, c controllers.Controller) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

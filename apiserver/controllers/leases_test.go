@@ -1,4 +1,4 @@
-package controllers
+package controllers_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/devplane/devplane/apiserver/controllers"
+
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -20,7 +22,7 @@ func endpointIPs(t *testing.T, s *testServer) (string, string) {
 	t.Helper()
 	ctx := context.Background()
 	var epIPs, sliceIPs []string
-	ep, err := s.client.CoreV1().Endpoints(metav1.NamespaceDefault).Get(ctx, KubernetesServiceName, metav1.GetOptions{})
+	ep, err := s.client.CoreV1().Endpoints(metav1.NamespaceDefault).Get(ctx, controllers.KubernetesServiceName, metav1.GetOptions{})
 	if err != nil {
 		return err.Error(), ""
 	}
@@ -32,7 +34,7 @@ func endpointIPs(t *testing.T, s *testServer) (string, string) {
 			return fmt.Sprintf("bad ports %+v", subset.Ports), ""
 		}
 	}
-	slice, err := s.client.DiscoveryV1().EndpointSlices(metav1.NamespaceDefault).Get(ctx, KubernetesServiceName, metav1.GetOptions{})
+	slice, err := s.client.DiscoveryV1().EndpointSlices(metav1.NamespaceDefault).Get(ctx, controllers.KubernetesServiceName, metav1.GetOptions{})
 	if err != nil {
 		return "", err.Error()
 	}
@@ -56,11 +58,11 @@ func TestLeaseEndpointReconciler(t *testing.T) {
 	s := startServer(t)
 	ctx := context.Background()
 	port := int32(s.cp.Port())
-	a, err := NewLeaseEndpointReconciler(s.cfg, "replica-a", net.IPv4(127, 0, 0, 1), port, 3*time.Second, nil)
+	a, err := controllers.NewLeaseEndpointReconciler(s.cfg, "replica-a", net.IPv4(127, 0, 0, 1), port, 3*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := NewLeaseEndpointReconciler(s.cfg, "replica-b", net.IPv4(127, 0, 0, 2), port, 3*time.Second, nil)
+	b, err := controllers.NewLeaseEndpointReconciler(s.cfg, "replica-b", net.IPv4(127, 0, 0, 2), port, 3*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +76,7 @@ func TestLeaseEndpointReconciler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lease.Labels[APIServerIdentityLabel] != APIServerIdentityValue || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != "replica-b" || lease.Spec.RenewTime == nil {
+	if lease.Labels[controllers.APIServerIdentityLabel] != controllers.APIServerIdentityValue || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != "replica-b" || lease.Spec.RenewTime == nil {
 		t.Errorf("replica lease: %+v", lease)
 	}
 
@@ -98,8 +100,8 @@ func TestLeaseEndpointReconciler(t *testing.T) {
 	now := metav1.NewMicroTime(time.Now())
 	holder := "crashed"
 	_, err = s.client.CoordinationV1().Leases(metav1.NamespaceSystem).Create(ctx, &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Name: "crashed", Labels: map[string]string{APIServerIdentityLabel: APIServerIdentityValue},
-			Annotations: map[string]string{AdvertiseAddressAnnotation: "127.0.0.3"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "crashed", Labels: map[string]string{controllers.APIServerIdentityLabel: controllers.APIServerIdentityValue},
+			Annotations: map[string]string{controllers.AdvertiseAddressAnnotation: "127.0.0.3"}},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &seconds, RenewTime: &now},
 	}, metav1.CreateOptions{})
 	if err != nil {
@@ -113,8 +115,8 @@ func TestLeaseEndpointReconciler(t *testing.T) {
 
 func TestRunWithLeaderElection(t *testing.T) {
 	s := startServer(t)
-	defer func(d, r, p time.Duration) { LeaderLeaseDuration, LeaderRenewDeadline, LeaderRetryPeriod = d, r, p }(LeaderLeaseDuration, LeaderRenewDeadline, LeaderRetryPeriod)
-	LeaderLeaseDuration, LeaderRenewDeadline, LeaderRetryPeriod = 3*time.Second, 2*time.Second, 100*time.Millisecond
+	defer func(d, r, p time.Duration) { controllers.LeaderLeaseDuration, controllers.LeaderRenewDeadline, controllers.LeaderRetryPeriod = d, r, p }(controllers.LeaderLeaseDuration, controllers.LeaderRenewDeadline, controllers.LeaderRetryPeriod)
+	controllers.LeaderLeaseDuration, controllers.LeaderRenewDeadline, controllers.LeaderRetryPeriod = 3*time.Second, 2*time.Second, 100*time.Millisecond
 
 	running := map[string]*atomic.Bool{"one": {}, "two": {}} // whose run is running
 	var concurrent atomic.Int32
@@ -127,7 +129,7 @@ func TestRunWithLeaderElection(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		r := &replica{cancel: cancel, done: make(chan error, 1)}
 		go func() {
-			r.done <- RunWithLeaderElection(ctx, s.cfg, identity, "test-lock", func(ctx context.Context) {
+			r.done <- controllers.RunWithLeaderElection(ctx, s.cfg, identity, "test-lock", func(ctx context.Context) {
 				if concurrent.Add(1) > 1 {
 					overlap.Store(true)
 				}
@@ -178,7 +180,7 @@ func TestRunWithLeaderElection(t *testing.T) {
 	stopped := time.Now()
 	stop(replicas[first])
 	if current() == first {
-		t.Fatal("the stopped leader's run still going after RunWithLeaderElection returned")
+		t.Fatal("the stopped leader's run still going after controllers.RunWithLeaderElection returned")
 	}
 	eventually(t, 10*time.Second, "the other replica takes over", func() (bool, string) {
 		return current() != "" && current() != first, current()

@@ -1,4 +1,4 @@
-package controllers
+package controllers_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/devplane/devplane/apiserver/controllers"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -14,7 +16,7 @@ import (
 func TestManager(t *testing.T) {
 	s := startServer(t)
 	ctx := context.Background()
-	m, err := NewManager(s.cfg, ManagerOptions{
+	m, err := controllers.NewManager(s.cfg, controllers.ManagerOptions{
 		CA:          s.cp.Certs.CA.CertPEM,
 		Identity:    "manager-test",
 		AdvertiseIP: net.IPv4(127, 0, 0, 1),
@@ -42,7 +44,7 @@ func TestManager(t *testing.T) {
 	// and deleting it (with a GC-owned pair inside) completes.
 	createNamespace(t, s, "app")
 	eventually(t, 20*time.Second, "default service account", func() (bool, string) {
-		_, err := s.client.CoreV1().ServiceAccounts("app").Get(ctx, DefaultServiceAccountName, metav1.GetOptions{})
+		_, err := s.client.CoreV1().ServiceAccounts("app").Get(ctx, controllers.DefaultServiceAccountName, metav1.GetOptions{})
 		return err == nil, fmt.Sprint(err)
 	})
 	owner, err := s.client.CoreV1().ConfigMaps("app").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})

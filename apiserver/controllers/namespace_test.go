@@ -1,10 +1,12 @@
-package controllers
+package controllers_test
 
 import (
 	"context"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/devplane/devplane/apiserver/controllers"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -36,7 +38,7 @@ func createNamespace(t *testing.T, s *testServer, name string) {
 func TestNamespaceController(t *testing.T) {
 	s := startServer(t)
 	ctx := context.Background()
-	c, err := NewNamespaceController(s.cfg, nil)
+	c, err := controllers.NewNamespaceController(s.cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,12 @@
-package controllers
+package controllers_test
 
 import (
 	"context"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/devplane/devplane/apiserver/controllers"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,11 +16,11 @@ func TestServiceAccountsAndRootCA(t *testing.T) {
 	s := startServer(t)
 	ctx := context.Background()
 	caPEM := s.cp.Certs.CA.CertPEM
-	sa, err := NewServiceAccountsController(s.cfg, nil)
+	sa, err := controllers.NewServiceAccountsController(s.cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ca, err := NewRootCAPublisher(s.cfg, caPEM, nil)
+	ca, err := controllers.NewRootCAPublisher(s.cfg, caPEM, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,17 +29,17 @@ func TestServiceAccountsAndRootCA(t *testing.T) {
 
 	serviceAccountExists := func(ns string) func() (bool, string) {
 		return func() (bool, string) {
-			_, err := s.client.CoreV1().ServiceAccounts(ns).Get(ctx, DefaultServiceAccountName, metav1.GetOptions{})
+			_, err := s.client.CoreV1().ServiceAccounts(ns).Get(ctx, controllers.DefaultServiceAccountName, metav1.GetOptions{})
 			return err == nil, fmt.Sprint(err)
 		}
 	}
 	rootCAPublished := func(ns string) func() (bool, string) {
 		return func() (bool, string) {
-			cm, err := s.client.CoreV1().ConfigMaps(ns).Get(ctx, RootCAConfigMapName, metav1.GetOptions{})
+			cm, err := s.client.CoreV1().ConfigMaps(ns).Get(ctx, controllers.RootCAConfigMapName, metav1.GetOptions{})
 			if err != nil {
 				return false, err.Error()
 			}
-			return cm.Data[RootCAConfigMapKey] == string(caPEM) && len(cm.Data) == 1, fmt.Sprintf("%v", cm.Data)
+			return cm.Data[controllers.RootCAConfigMapKey] == string(caPEM) && len(cm.Data) == 1, fmt.Sprintf("%v", cm.Data)
 		}
 	}
 
@@ -48,20 +50,20 @@ func TestServiceAccountsAndRootCA(t *testing.T) {
 		eventually(t, 20*time.Second, "root CA in "+ns, rootCAPublished(ns))
 	}
 
-	if err := s.client.CoreV1().ServiceAccounts("team-a").Delete(ctx, DefaultServiceAccountName, metav1.DeleteOptions{}); err != nil {
+	if err := s.client.CoreV1().ServiceAccounts("team-a").Delete(ctx, controllers.DefaultServiceAccountName, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.client.CoreV1().ConfigMaps("team-a").Delete(ctx, RootCAConfigMapName, metav1.DeleteOptions{}); err != nil {
+	if err := s.client.CoreV1().ConfigMaps("team-a").Delete(ctx, controllers.RootCAConfigMapName, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 20*time.Second, "default service account recreated", serviceAccountExists("team-a"))
 	eventually(t, 20*time.Second, "root CA recreated", rootCAPublished("team-a"))
 
-	cm, err := s.client.CoreV1().ConfigMaps("team-a").Get(ctx, RootCAConfigMapName, metav1.GetOptions{})
+	cm, err := s.client.CoreV1().ConfigMaps("team-a").Get(ctx, controllers.RootCAConfigMapName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cm.Data = map[string]string{RootCAConfigMapKey: "tampered", "extra": "x"}
+	cm.Data = map[string]string{controllers.RootCAConfigMapKey: "tampered", "extra": "x"}
 	if _, err := s.client.CoreV1().ConfigMaps("team-a").Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -76,11 +78,11 @@ func TestServiceAccountsAndRootCA(t *testing.T) {
 		ns, err := s.client.CoreV1().Namespaces().Get(ctx, "team-a", metav1.GetOptions{})
 		return err == nil && ns.DeletionTimestamp != nil, fmt.Sprint(err)
 	})
-	if err := s.client.CoreV1().ServiceAccounts("team-a").Delete(ctx, DefaultServiceAccountName, metav1.DeleteOptions{}); err != nil {
+	if err := s.client.CoreV1().ServiceAccounts("team-a").Delete(ctx, controllers.DefaultServiceAccountName, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
-	if _, err := s.client.CoreV1().ServiceAccounts("team-a").Get(ctx, DefaultServiceAccountName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := s.client.CoreV1().ServiceAccounts("team-a").Get(ctx, controllers.DefaultServiceAccountName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("service account recreated in a terminating namespace: %v", err)
 	}
 }

@@ -73,6 +73,10 @@ type Options struct {
 	// (default https://kubernetes.default.svc).
 	ServiceAccountIssuer string
 
+	// DisableControllers leaves out the in-process controllers (the
+	// controllers' own tests run theirs instead).
+	DisableControllers bool
+
 	Logger *slog.Logger
 }
 

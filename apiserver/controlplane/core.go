@@ -71,6 +71,9 @@ func (cp *ControlPlane) installCoreAPI() error {
 	if err := cp.Core.AddPostStartHook("bootstrap-kubernetes-service", cp.bootstrapKubernetesService); err != nil {
 		return err
 	}
+	if cp.opts.DisableControllers {
+		return nil
+	}
 	return cp.installControllers()
 }
 
