@@ -194,8 +194,8 @@ func (h *handler) subresourceServed(res *registry.Resource, sub string) bool {
 
 func (h *handler) get(ctx context.Context, w http.ResponseWriter, r *http.Request, sc *scope, mc mediaChoice) {
 	var opts metav1.GetOptions
-	if err := h.params.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, &opts); err != nil {
-		h.writeError(w, r, apierrors.NewBadRequest(err.Error()))
+	if err := h.decodeOptions(r, &opts); err != nil {
+		h.writeError(w, r, err)
 		return
 	}
 	store := sc.res.Store
@@ -232,10 +232,8 @@ func (h *handler) list(ctx context.Context, w http.ResponseWriter, r *http.Reque
 
 func (h *handler) listOptions(r *http.Request) (metav1.ListOptions, error) {
 	var opts metav1.ListOptions
-	if err := h.params.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, &opts); err != nil {
-		return opts, apierrors.NewBadRequest(err.Error())
-	}
-	return opts, nil
+	err := h.decodeOptions(r, &opts)
+	return opts, err
 }
 
 // respond writes obj in the shape the client asked for: the object itself,

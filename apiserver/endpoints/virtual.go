@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/devplane/devplane/apiserver/registry"
@@ -25,22 +24,17 @@ func (h *handler) virtual(ctx context.Context, w http.ResponseWriter, r *http.Re
 		h.writeError(w, r, methodNotAllowed(sc.info.Verb))
 		return
 	}
-	var opts metav1.CreateOptions
-	if err := h.params.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, &opts); err != nil {
-		h.writeError(w, r, apierrors.NewBadRequest(err.Error()))
+	// Only the query's well-formedness is checked here: create-only
+	// resources do not look at dryRun.
+	if err := h.decodeOptions(r, &metav1.CreateOptions{}); err != nil {
+		h.writeError(w, r, err)
 		return
 	}
-	validation, err := fieldValidation(r)
+	wr, err := h.readWriteBody(r)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
 	}
-	body, err := h.readBody(r)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	wn := &warnings{}
 	gvk, newObj := sc.res.GroupVersionKind(), sc.res.New
 	sub := sc.res.CreateSubresources[sc.info.Subresource]
 	if sub != nil {
@@ -49,7 +43,7 @@ func (h *handler) virtual(ctx context.Context, w http.ResponseWriter, r *http.Re
 		h.writeError(w, r, methodNotAllowed("create"))
 		return
 	}
-	obj, err := h.decodeBody(body, requestMediaType(r), gvk, newObj, validation, wn)
+	obj, err := h.decodeBody(wr, gvk, newObj)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -64,6 +58,6 @@ func (h *handler) virtual(ctx context.Context, w http.ResponseWriter, r *http.Re
 		h.writeError(w, r, err)
 		return
 	}
-	wn.writeTo(w)
+	wr.wn.writeTo(w)
 	h.writeObject(w, r, http.StatusCreated, out, gvk.GroupVersion(), mc)
 }

@@ -43,6 +43,56 @@ func (h *handler) readBody(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
+// decodeOptions decodes the query parameters into opts (a *metav1.XOptions).
+func (h *handler) decodeOptions(r *http.Request, opts runtime.Object) error {
+	if err := h.params.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	return nil
+}
+
+// writeOptions decodes a write's options (kind names them in errors) and
+// accepts no dryRun but "All".
+func (h *handler) writeOptions(r *http.Request, opts runtime.Object, kind string, dryRun *[]string) error {
+	if err := h.decodeOptions(r, opts); err != nil {
+		return err
+	}
+	return validateDryRun(kind, *dryRun)
+}
+
+// writeRequest is what a write reads from its request before it acts: the
+// field validation level, the body and the warnings collected for the
+// response (from decoding, patching and admission).
+type writeRequest struct {
+	validation string
+	mediaType  string
+	body       []byte
+	wn         *warnings
+}
+
+// readWriteBody checks fieldValidation, then reads the body: kube's order,
+// which decides the error a request that is wrong twice gets.
+func (h *handler) readWriteBody(r *http.Request) (*writeRequest, error) {
+	validation, err := fieldValidation(r)
+	if err != nil {
+		return nil, err
+	}
+	body, err := h.readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	return &writeRequest{validation: validation, mediaType: requestMediaType(r), body: body, wn: &warnings{}}, nil
+}
+
+// readWriteRequest is the preamble of create and update: options, dryRun,
+// fieldValidation, body.
+func (h *handler) readWriteRequest(r *http.Request, opts runtime.Object, kind string, dryRun *[]string) (*writeRequest, error) {
+	if err := h.writeOptions(r, opts, kind, dryRun); err != nil {
+		return nil, err
+	}
+	return h.readWriteBody(r)
+}
+
 // warnings collects Warning headers for one request; a transform may run
 // more than once, so it is reset on each run.
 type warnings struct {
@@ -78,11 +128,11 @@ func fieldValidation(r *http.Request) (string, error) {
 	return "", apierrors.NewBadRequest(fmt.Sprintf(`fieldValidation must be one of "Ignore", "Warn", or "Strict", got %q`, v))
 }
 
-// decodeBody decodes a request body of mediaType into a new object of gvk,
-// applying the field validation level to unknown and duplicate fields.
-func (h *handler) decodeBody(body []byte, mediaType string, gvk schema.GroupVersionKind, newObj func() runtime.Object,
-	validation string, wn *warnings) (obj runtime.Object, err error) {
-	info, ok := runtime.SerializerInfoForMediaType(h.codecs.SupportedMediaTypes(), mediaType)
+// decodeBody decodes the request body into a new object of gvk, applying
+// the field validation level to unknown and duplicate fields.
+func (h *handler) decodeBody(wr *writeRequest, gvk schema.GroupVersionKind, newObj func() runtime.Object) (obj runtime.Object, err error) {
+	body, validation, wn := wr.body, wr.validation, wr.wn
+	info, ok := runtime.SerializerInfoForMediaType(h.codecs.SupportedMediaTypes(), wr.mediaType)
 	if !ok {
 		return nil, unsupportedMediaType(h.mediaTypes)
 	}
@@ -163,27 +213,13 @@ func (h *handler) create(ctx context.Context, w http.ResponseWriter, r *http.Req
 		return
 	}
 	var opts metav1.CreateOptions
-	if err := h.params.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, &opts); err != nil {
-		h.writeError(w, r, apierrors.NewBadRequest(err.Error()))
-		return
-	}
-	if err := validateDryRun("CreateOptions", opts.DryRun); err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	validation, err := fieldValidation(r)
+	wr, err := h.readWriteRequest(r, &opts, "CreateOptions", &opts.DryRun)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
 	}
-	body, err := h.readBody(r)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	wn := &warnings{}
-	ctx = admission.WithWarnings(ctx, wn.add)
-	obj, err := h.decodeBody(body, requestMediaType(r), sc.res.GroupVersionKind(), sc.res.New, validation, wn)
+	ctx = admission.WithWarnings(ctx, wr.wn.add)
+	obj, err := h.decodeBody(wr, sc.res.GroupVersionKind(), sc.res.New)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -195,36 +231,22 @@ func (h *handler) create(ctx context.Context, w http.ResponseWriter, r *http.Req
 		h.writeError(w, r, err)
 		return
 	}
-	wn.writeTo(w)
+	wr.wn.writeTo(w)
 	h.respond(ctx, w, r, http.StatusCreated, out, sc, mc)
 }
 
 func (h *handler) update(ctx context.Context, w http.ResponseWriter, r *http.Request, sc *scope, mc mediaChoice) {
 	var opts metav1.UpdateOptions
-	if err := h.params.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, &opts); err != nil {
-		h.writeError(w, r, apierrors.NewBadRequest(err.Error()))
-		return
-	}
-	if err := validateDryRun("UpdateOptions", opts.DryRun); err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	validation, err := fieldValidation(r)
+	wr, err := h.readWriteRequest(r, &opts, "UpdateOptions", &opts.DryRun)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
 	}
-	body, err := h.readBody(r)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	wn := &warnings{}
+	wn := wr.wn
 	ctx = admission.WithWarnings(ctx, wn.add)
-	mediaType := requestMediaType(r)
 	if sc.info.Subresource == "scale" {
-		requested, err := h.decodeBody(body, mediaType, scaleGV.WithKind("Scale"),
-			func() runtime.Object { return &autoscalingv1.Scale{} }, validation, wn)
+		requested, err := h.decodeBody(wr, scaleGV.WithKind("Scale"),
+			func() runtime.Object { return &autoscalingv1.Scale{} })
 		if err != nil {
 			h.writeError(w, r, err)
 			return
@@ -241,7 +263,7 @@ func (h *handler) update(ctx context.Context, w http.ResponseWriter, r *http.Req
 		h.writeObject(w, r, http.StatusOK, out, scaleGV, mc)
 		return
 	}
-	obj, err := h.decodeBody(body, mediaType, sc.res.GroupVersionKind(), sc.res.New, validation, wn)
+	obj, err := h.decodeBody(wr, sc.res.GroupVersionKind(), sc.res.New)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -327,11 +349,7 @@ func applyDefaults(res *registry.Resource, obj runtime.Object) {
 
 func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Request, sc *scope, mc mediaChoice) {
 	var opts metav1.PatchOptions
-	if err := h.params.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, &opts); err != nil {
-		h.writeError(w, r, apierrors.NewBadRequest(err.Error()))
-		return
-	}
-	if err := validateDryRun("PatchOptions", opts.DryRun); err != nil {
+	if err := h.writeOptions(r, &opts, "PatchOptions", &opts.DryRun); err != nil {
 		h.writeError(w, r, err)
 		return
 	}
@@ -355,17 +373,12 @@ func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 			field.ErrorList{field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch")}))
 		return
 	}
-	validation, err := fieldValidation(r)
+	wr, err := h.readWriteBody(r)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
 	}
-	body, err := h.readBody(r)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	wn := &warnings{}
+	body, validation, wn := wr.body, wr.validation, wr.wn
 	ctx = admission.WithWarnings(ctx, wn.add)
 	if isApply {
 		applyWarnings, err := patch.CheckApplyBody(body, validation)
@@ -477,8 +490,8 @@ func (h *handler) applyCreate(ctx context.Context, w http.ResponseWriter, r *htt
 // wins), in any of the supported encodings.
 func (h *handler) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 	opts := &metav1.DeleteOptions{}
-	if err := h.params.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
+	if err := h.decodeOptions(r, opts); err != nil {
+		return nil, err
 	}
 	body, err := h.readBody(r)
 	if err != nil {
