@@ -12,64 +12,47 @@ import (
 // The scale subresource of deployments, replicasets, statefulsets and
 // replicationcontrollers. Get on the wrong type returns nil; Set is a no-op.
 
-var deploymentScale = &Scale{
-	Get: func(obj runtime.Object) *autoscalingv1.Scale {
-		d, ok := obj.(*appsv1.Deployment)
-		if !ok {
-			return nil
-		}
-		return newScale(&d.ObjectMeta, d.Spec.Replicas, d.Status.Replicas, selectorString(d.Spec.Selector))
-	},
-	Set: func(obj runtime.Object, replicas int32) {
-		if d, ok := obj.(*appsv1.Deployment); ok {
-			d.Spec.Replicas = &replicas
-		}
-	},
+var deploymentScale = scaleOf(func(d *appsv1.Deployment) scaleFields {
+	return scaleFields{&d.ObjectMeta, &d.Spec.Replicas, d.Status.Replicas, selectorString(d.Spec.Selector)}
+})
+
+var replicaSetScale = scaleOf(func(rs *appsv1.ReplicaSet) scaleFields {
+	return scaleFields{&rs.ObjectMeta, &rs.Spec.Replicas, rs.Status.Replicas, selectorString(rs.Spec.Selector)}
+})
+
+var statefulSetScale = scaleOf(func(s *appsv1.StatefulSet) scaleFields {
+	return scaleFields{&s.ObjectMeta, &s.Spec.Replicas, s.Status.Replicas, selectorString(s.Spec.Selector)}
+})
+
+var replicationControllerScale = scaleOf(func(rc *corev1.ReplicationController) scaleFields {
+	return scaleFields{&rc.ObjectMeta, &rc.Spec.Replicas, rc.Status.Replicas, labels.SelectorFromSet(rc.Spec.Selector).String()}
+})
+
+// scaleFields points into a scalable object at what its Scale shows.
+type scaleFields struct {
+	meta           *metav1.ObjectMeta
+	specReplicas   **int32 // Set writes here
+	statusReplicas int32
+	selector       string
 }
 
-var replicaSetScale = &Scale{
-	Get: func(obj runtime.Object) *autoscalingv1.Scale {
-		rs, ok := obj.(*appsv1.ReplicaSet)
-		if !ok {
-			return nil
-		}
-		return newScale(&rs.ObjectMeta, rs.Spec.Replicas, rs.Status.Replicas, selectorString(rs.Spec.Selector))
-	},
-	Set: func(obj runtime.Object, replicas int32) {
-		if rs, ok := obj.(*appsv1.ReplicaSet); ok {
-			rs.Spec.Replicas = &replicas
-		}
-	},
-}
-
-var statefulSetScale = &Scale{
-	Get: func(obj runtime.Object) *autoscalingv1.Scale {
-		s, ok := obj.(*appsv1.StatefulSet)
-		if !ok {
-			return nil
-		}
-		return newScale(&s.ObjectMeta, s.Spec.Replicas, s.Status.Replicas, selectorString(s.Spec.Selector))
-	},
-	Set: func(obj runtime.Object, replicas int32) {
-		if s, ok := obj.(*appsv1.StatefulSet); ok {
-			s.Spec.Replicas = &replicas
-		}
-	},
-}
-
-var replicationControllerScale = &Scale{
-	Get: func(obj runtime.Object) *autoscalingv1.Scale {
-		rc, ok := obj.(*corev1.ReplicationController)
-		if !ok {
-			return nil
-		}
-		return newScale(&rc.ObjectMeta, rc.Spec.Replicas, rc.Status.Replicas, labels.SelectorFromSet(rc.Spec.Selector).String())
-	},
-	Set: func(obj runtime.Object, replicas int32) {
-		if rc, ok := obj.(*corev1.ReplicationController); ok {
-			rc.Spec.Replicas = &replicas
-		}
-	},
+// scaleOf is the Scale of kind T, whose fields say where T keeps them.
+func scaleOf[T runtime.Object](fields func(T) scaleFields) *Scale {
+	return &Scale{
+		Get: func(obj runtime.Object) *autoscalingv1.Scale {
+			o, ok := obj.(T)
+			if !ok {
+				return nil
+			}
+			f := fields(o)
+			return newScale(f.meta, *f.specReplicas, f.statusReplicas, f.selector)
+		},
+		Set: func(obj runtime.Object, replicas int32) {
+			if o, ok := obj.(T); ok {
+				*fields(o).specReplicas = &replicas
+			}
+		},
+	}
 }
 
 // newScale builds the Scale view; its metadata identifies the parent object
