@@ -59,19 +59,7 @@ func buildV2Document(version string, resources []Resource, extra map[string]*spe
 		item := paths[rt.path]
 		item.Parameters = v2Parameters(rt.parameters)
 		for _, op := range rt.operations {
-			rendered := v2Operation(op)
-			switch op.method {
-			case "get":
-				item.Get = rendered
-			case "put":
-				item.Put = rendered
-			case "post":
-				item.Post = rendered
-			case "patch":
-				item.Patch = rendered
-			case "delete":
-				item.Delete = rendered
-			}
+			setOperation(op.method, v2Operation(op), &item.Get, &item.Put, &item.Post, &item.Patch, &item.Delete)
 		}
 		paths[rt.path] = item
 	}
@@ -141,6 +129,23 @@ func v2Operation(op operation) *spec.Operation {
 	}
 }
 
+// setOperation stores op in its method's field of a path item; v2 and v3
+// path items have the same fields of different types.
+func setOperation[O any](method string, op O, get, put, post, patch, del *O) {
+	switch method {
+	case "get":
+		*get = op
+	case "put":
+		*put = op
+	case "post":
+		*post = op
+	case "patch":
+		*patch = op
+	case "delete":
+		*del = op
+	}
+}
+
 // groupVersionsOf returns the v3 index keys ("api/v1", "apis/apps/v1") with
 // the resources each serves, in input order.
 func groupVersionsOf(resources []Resource) map[string][]Resource {
@@ -166,19 +171,7 @@ func buildV3Document(version string, resources []Resource, extra map[string]*spe
 		}
 		item.Parameters = v3Parameters(rt.parameters)
 		for _, op := range rt.operations {
-			rendered := v3Operation(op)
-			switch op.method {
-			case "get":
-				item.Get = rendered
-			case "put":
-				item.Put = rendered
-			case "post":
-				item.Post = rendered
-			case "patch":
-				item.Patch = rendered
-			case "delete":
-				item.Delete = rendered
-			}
+			setOperation(op.method, v3Operation(op), &item.Get, &item.Put, &item.Post, &item.Patch, &item.Delete)
 		}
 	}
 	return &spec3.OpenAPI{
