@@ -41,9 +41,10 @@ var Codecs = serializer.NewCodecFactory(Scheme)
 // ParameterCodec decodes query parameters (ListOptions, GetOptions...).
 var ParameterCodec = runtime.NewParameterCodec(Scheme)
 
-func newScheme() *runtime.Scheme {
-	scheme := runtime.NewScheme()
-	groups := []func(*runtime.Scheme) error{
+// AddAPIGroups registers the k8s.io/api group versions devplane serves: one
+// list for Scheme and for the OpenAPI definitions' group-version-kinds.
+func AddAPIGroups(scheme *runtime.Scheme) error {
+	for _, add := range []func(*runtime.Scheme) error{
 		corev1.AddToScheme,
 		appsv1.AddToScheme,
 		batchv1.AddToScheme,
@@ -62,10 +63,17 @@ func newScheme() *runtime.Scheme {
 		certificatesv1.AddToScheme,
 		authenticationv1.AddToScheme,
 		authorizationv1.AddToScheme,
-		metav1.AddMetaToScheme,
-		metav1beta1.AddMetaToScheme,
+	} {
+		if err := add(scheme); err != nil {
+			return err
+		}
 	}
-	for _, add := range groups {
+	return nil
+}
+
+func newScheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{AddAPIGroups, metav1.AddMetaToScheme, metav1beta1.AddMetaToScheme} {
 		utilruntime.Must(add(scheme))
 	}
 	// WatchEvent, Status and the option types, as the core group and

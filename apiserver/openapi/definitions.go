@@ -6,24 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
-	authorizationv1 "k8s.io/api/authorization/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	batchv1 "k8s.io/api/batch/v1"
-	certificatesv1 "k8s.io/api/certificates/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
-	eventsv1 "k8s.io/api/events/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	nodev1 "k8s.io/api/node/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
-	storagev1 "k8s.io/api/storage/v1"
+	"github.com/devplane/devplane/apiserver/builtin"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	builderutil "k8s.io/kube-openapi/pkg/builder3/util"
@@ -149,15 +132,7 @@ func definitionName(key string) string {
 // servedSchemeBuilders registers every group version whose types are
 // generated, so the scheme says which definitions are kinds and under which
 // group versions (meta types such as DeleteOptions belong to all of them).
-var servedSchemeBuilders = []func(*runtime.Scheme) error{
-	corev1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme,
-	autoscalingv1.AddToScheme, autoscalingv2.AddToScheme, coordinationv1.AddToScheme,
-	eventsv1.AddToScheme, discoveryv1.AddToScheme, networkingv1.AddToScheme,
-	policyv1.AddToScheme, rbacv1.AddToScheme, storagev1.AddToScheme,
-	schedulingv1.AddToScheme, nodev1.AddToScheme, admissionregistrationv1.AddToScheme,
-	certificatesv1.AddToScheme, authenticationv1.AddToScheme, authorizationv1.AddToScheme,
-	apiextensionsv1.AddToScheme,
-}
+var servedSchemeBuilders = []func(*runtime.Scheme) error{builtin.AddAPIGroups, apiextensionsv1.AddToScheme}
 
 // groupVersionKindsByDefinition returns the x-kubernetes-group-version-kind
 // value for every definition that is a kind, sorted like kube-apiserver's.
