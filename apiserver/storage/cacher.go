@@ -497,7 +497,19 @@ func (c *Cacher) watchFrom(rev int64) {
 	defer cancel()
 	c.etcdWatches.Add(1)
 	events := c.client.Watch(ctx, c.prefix, clientv3.WithPrefix(), clientv3.WithRev(rev+1), clientv3.WithProgressNotify())
-	for resp := range events {
+	for {
+		// Return on cancel without waiting for etcd to close the channel:
+		// the in-process client can be slow to, and Stop must not hang.
+		var resp clientv3.WatchResponse
+		select {
+		case <-ctx.Done():
+			return
+		case r, ok := <-events:
+			if !ok {
+				return
+			}
+			resp = r
+		}
 		if resp.CompactRevision != 0 {
 			c.opts.Logger.Info("cacher watch compacted, relisting", "resource", c.cfg.Resource.String(), "compactRevision", resp.CompactRevision)
 			return

@@ -126,7 +126,18 @@ func (s *Store) runWatch(ctx context.Context, w *etcdWatcher, etcdEvents clientv
 			return
 		}
 	}
-	for resp := range etcdEvents {
+	for {
+		// Do not wait for etcd to close the channel once we are cancelled.
+		var resp clientv3.WatchResponse
+		select {
+		case <-ctx.Done():
+			return
+		case r, ok := <-etcdEvents:
+			if !ok {
+				return
+			}
+			resp = r
+		}
 		if resp.CompactRevision != 0 {
 			send(watch.Event{Type: watch.Error, Object: &apierrors.NewResourceExpired(
 				fmt.Sprintf("too old resource version: watch compacted at revision %d", resp.CompactRevision)).ErrStatus})
