@@ -15,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 )
@@ -42,6 +44,21 @@ func configFor(cfg *rest.Config, name string) *rest.Config {
 		c.Burst = 1000
 	}
 	return c
+}
+
+// clientsFor are the typed and metadata clients of controller name, for the
+// controllers that act on every resource through metadata.
+func clientsFor(cfg *rest.Config, name string) (kubernetes.Interface, metadata.Interface, error) {
+	cfg = configFor(cfg, name)
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	md, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return client, md, nil
 }
 
 func loggerOr(l *slog.Logger, name string) *slog.Logger {

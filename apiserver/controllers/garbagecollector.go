@@ -76,12 +76,7 @@ type gcMonitor struct {
 
 // NewGarbageCollector builds the garbage collector.
 func NewGarbageCollector(cfg *rest.Config, logger *slog.Logger) (*GarbageCollector, error) {
-	cfg = configFor(cfg, "garbage-collector")
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	md, err := metadata.NewForConfig(cfg)
+	client, md, err := clientsFor(cfg, "garbage-collector")
 	if err != nil {
 		return nil, err
 	}

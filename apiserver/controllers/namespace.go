@@ -38,12 +38,7 @@ type NamespaceController struct {
 
 // NewNamespaceController builds the namespace controller.
 func NewNamespaceController(cfg *rest.Config, logger *slog.Logger) (*NamespaceController, error) {
-	cfg = configFor(cfg, "namespace-controller")
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	md, err := metadata.NewForConfig(cfg)
+	client, md, err := clientsFor(cfg, "namespace-controller")
 	if err != nil {
 		return nil, err
 	}
