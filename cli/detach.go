@@ -139,27 +139,25 @@ func lastLines(path string, offset int64, n int) string {
 }
 
 func downCommand() *cli.Command {
-	var name, dataDir string
+	var inst instanceFlags
 	var timeout time.Duration
 	return &cli.Command{
 		Name:  "down",
 		Usage: "stop a running instance (SIGTERM, then wait for it to exit); nothing running is not an error",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "name", Value: "default", Destination: &name, Usage: "instance name"},
-			&cli.StringFlag{Name: "data-dir", Destination: &dataDir, Usage: "instance data dir (default: from --name)"},
+		Flags: inst.flags(
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Destination: &timeout, Usage: "how long to wait for it to exit"},
-		},
+		),
 		Action: func(c *cli.Context) error {
-			dir, err := resolveDataDir(name, dataDir)
+			dir, err := inst.dir()
 			if err != nil {
-				return exitf(1, "error: %v", err)
+				return err
 			}
 			st, running, err := readState(dir)
 			if err != nil {
 				return exitf(1, "error: %v", err)
 			}
 			if !running || !alive(st.PID) {
-				fmt.Fprintf(c.App.Writer, "devplane %q is not running (data dir %s)\n", name, dir)
+				fmt.Fprintf(c.App.Writer, "devplane %q is not running (data dir %s)\n", inst.name, dir)
 				return nil
 			}
 			p, err := os.FindProcess(st.PID)
@@ -172,11 +170,11 @@ func downCommand() *cli.Command {
 			deadline := time.Now().Add(timeout)
 			for alive(st.PID) {
 				if time.Now().After(deadline) {
-					return exitf(1, "error: devplane %q (pid %d) did not exit within %s; see %s", name, st.PID, timeout, filepath.Join(dir, logFileName))
+					return exitf(1, "error: devplane %q (pid %d) did not exit within %s; see %s", inst.name, st.PID, timeout, filepath.Join(dir, logFileName))
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
-			fmt.Fprintf(c.App.Writer, "devplane %q stopped\n", name)
+			fmt.Fprintf(c.App.Writer, "devplane %q stopped\n", inst.name)
 			return nil
 		},
 	}
@@ -200,20 +198,18 @@ func alive(pid int) bool {
 }
 
 func waitCommand() *cli.Command {
-	var name, dataDir string
+	var inst instanceFlags
 	var timeout time.Duration
 	return &cli.Command{
 		Name:  "wait",
 		Usage: "wait until an instance is ready (it may still be starting); exit 1 on timeout",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "name", Value: "default", Destination: &name, Usage: "instance name"},
-			&cli.StringFlag{Name: "data-dir", Destination: &dataDir, Usage: "instance data dir (default: from --name)"},
+		Flags: inst.flags(
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Destination: &timeout, Usage: "how long to wait"},
-		},
+		),
 		Action: func(c *cli.Context) error {
-			dir, err := resolveDataDir(name, dataDir)
+			dir, err := inst.dir()
 			if err != nil {
-				return exitf(1, "error: %v", err)
+				return err
 			}
 			ctx, cancel := context.WithTimeout(c.Context, timeout)
 			defer cancel()
@@ -229,7 +225,7 @@ func waitCommand() *cli.Command {
 					case err != nil:
 						why = fmt.Sprintf("it does not answer at %s: %v", st.URL, err)
 					case report.Ready:
-						fmt.Fprintf(c.App.Writer, "devplane %q is ready at %s\n", name, st.URL)
+						fmt.Fprintf(c.App.Writer, "devplane %q is ready at %s\n", inst.name, st.URL)
 						return nil
 					default:
 						why = "readyz is failing (see `devplane status`)"
@@ -237,7 +233,7 @@ func waitCommand() *cli.Command {
 				}
 				select {
 				case <-ctx.Done():
-					return exitf(1, "error: devplane %q not ready after %s: %s", name, timeout, why)
+					return exitf(1, "error: devplane %q not ready after %s: %s", inst.name, timeout, why)
 				case <-tick.C:
 				}
 			}

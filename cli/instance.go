@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/urfave/cli/v2"
 )
 
 // Files an instance keeps in its data dir.
@@ -98,4 +100,24 @@ func resolveDataDir(name, dataDir string) (string, error) {
 		return filepath.Abs(dataDir)
 	}
 	return defaultDataDir(name)
+}
+
+// instanceFlags are --name and --data-dir: the instance a command acts on.
+type instanceFlags struct{ name, dataDir string }
+
+// flags are --name, --data-dir and then the command's own.
+func (f *instanceFlags) flags(more ...cli.Flag) []cli.Flag {
+	return append([]cli.Flag{
+		&cli.StringFlag{Name: "name", Value: "default", Destination: &f.name, Usage: "instance name"},
+		&cli.StringFlag{Name: "data-dir", Destination: &f.dataDir, Usage: "instance data dir (default: from --name)"},
+	}, more...)
+}
+
+// dir is the instance's data dir; failing to resolve it is exit 1.
+func (f *instanceFlags) dir() (string, error) {
+	dir, err := resolveDataDir(f.name, f.dataDir)
+	if err != nil {
+		return "", exitf(1, "error: %v", err)
+	}
+	return dir, nil
 }

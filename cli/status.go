@@ -29,22 +29,21 @@ type statusReport struct {
 }
 
 func statusCommand() *cli.Command {
-	var name, dataDir, output string
+	var inst instanceFlags
+	var output string
 	return &cli.Command{
 		Name:  "status",
 		Usage: "show a running instance's health checks; exit 0 when ready, 1 when not, 2 when nothing runs",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "name", Value: "default", Destination: &name, Usage: "instance name"},
-			&cli.StringFlag{Name: "data-dir", Destination: &dataDir, Usage: "instance data dir (default: from --name)"},
+		Flags: inst.flags(
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Destination: &output, Usage: "text or json"},
-		},
+		),
 		Action: func(c *cli.Context) error {
 			if output != "text" && output != "json" {
 				return exitf(1, "error: --output %q: use text or json", output)
 			}
-			dir, err := resolveDataDir(name, dataDir)
+			dir, err := inst.dir()
 			if err != nil {
-				return exitf(1, "error: %v", err)
+				return err
 			}
 			st, running, err := readState(dir)
 			if err != nil {
@@ -52,13 +51,13 @@ func statusCommand() *cli.Command {
 			}
 			if !running {
 				if output == "json" {
-					_ = json.NewEncoder(c.App.Writer).Encode(statusReport{Name: name})
+					_ = json.NewEncoder(c.App.Writer).Encode(statusReport{Name: inst.name})
 				}
-				return exitf(2, "devplane %q is not running (data dir %s)", name, dir)
+				return exitf(2, "devplane %q is not running (data dir %s)", inst.name, dir)
 			}
 			report, err := probe(c.Context, dir, st)
 			if err != nil {
-				return exitf(2, "devplane %q (pid %d) does not answer at %s: %v", name, st.PID, st.URL, err)
+				return exitf(2, "devplane %q (pid %d) does not answer at %s: %v", inst.name, st.PID, st.URL, err)
 			}
 			if output == "json" {
 				enc := json.NewEncoder(c.App.Writer)
@@ -74,7 +73,7 @@ func statusCommand() *cli.Command {
 				if !report.Ready {
 					state = "NOT ready"
 				}
-				fmt.Fprintf(c.App.Writer, "devplane %q is %s at %s\n", name, state, st.URL)
+				fmt.Fprintf(c.App.Writer, "devplane %q is %s at %s\n", inst.name, state, st.URL)
 			}
 			if !report.Ready {
 				return exitf(1, "")
