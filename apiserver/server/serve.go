@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -24,6 +25,7 @@ type PreparedServer struct {
 	*GenericAPIServer
 	handler         http.Handler
 	stopLongRunning chan struct{}
+	inFlight        atomic.Int64 // requests being served, watches included
 }
 
 // PrepareRun installs the endpoints every head serves (/healthz, /livez,
@@ -68,7 +70,7 @@ func (s *GenericAPIServer) PrepareRun() (*PreparedServer, error) {
 	h = filters.WithLogging(h, s.logger)
 	h = filters.WithRequestInfo(h)
 	h = filters.WithPanicRecovery(h, s.logger)
-	p.handler = h
+	p.handler = p.countInFlight(h)
 	return p, nil
 }
 
@@ -150,19 +152,29 @@ func (p *PreparedServer) Run(ctx context.Context) error {
 	// Pre-shutdown hooks run while we still serve, as kube-apiserver's do:
 	// controllers use the API to take this replica out of the endpoints.
 	for _, h := range p.preShutdownHooks {
+		start := time.Now()
 		if herr := h.Fn(); herr != nil {
 			p.logger.Error("pre-shutdown hook failed", "hook", h.Name, "err", herr)
 		}
+		p.logger.Debug("pre-shutdown hook done", "hook", h.Name, "took", time.Since(start))
 	}
 	cancelHooks()
 	// Watches never end on their own: end them so the drain can finish.
 	close(p.stopLongRunning)
 	drainCtx, cancel := context.WithTimeout(context.Background(), c.ShutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(drainCtx); err != nil {
-		p.logger.Warn("in-flight requests did not drain in time", "err", err)
-		_ = srv.Close()
+	drainStart := time.Now()
+	// Shutdown stops accepting and asks HTTP/2 clients to go away, but then
+	// waits for them to hang up (a second for idle HTTP/2 connections). The
+	// requests are what must finish: once none is in flight, close.
+	shutdownDone := make(chan error, 1)
+	go func() { shutdownDone <- srv.Shutdown(drainCtx) }()
+	if !p.waitIdle(drainCtx) {
+		p.logger.Warn("in-flight requests did not drain in time", "after", c.ShutdownTimeout)
 	}
+	_ = srv.Close()
+	<-shutdownDone
+	p.logger.Debug("drained", "took", time.Since(drainStart))
 	p.logger.Info("listener closed, requests drained")
 	return nil
 }
@@ -191,4 +203,28 @@ func withAuthorization(h http.Handler, a authz.Authorizer, logger *slog.Logger) 
 		}
 		authorized.ServeHTTP(w, r)
 	})
+}
+
+// countInFlight counts requests being served, so shutdown knows when the
+// drain is over.
+func (p *PreparedServer) countInFlight(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.inFlight.Add(1)
+		defer p.inFlight.Add(-1)
+		h.ServeHTTP(w, r)
+	})
+}
+
+// waitIdle waits until no request is in flight, or ctx ends (false).
+func (p *PreparedServer) waitIdle(ctx context.Context) bool {
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for p.inFlight.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+	return true
 }
