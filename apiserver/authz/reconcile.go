@@ -65,31 +65,40 @@ func ReconcileRole(existing, wanted *rbacv1.Role) (result *rbacv1.Role, needsUpd
 // the wanted binding and the caller must delete and re-create it
 // (RoleRefChanged tells).
 func ReconcileClusterRoleBinding(existing, wanted *rbacv1.ClusterRoleBinding) (result *rbacv1.ClusterRoleBinding, needsUpdate bool) {
-	if protected(existing.ObjectMeta) {
-		return existing, false
-	}
-	if existing.RoleRef != wanted.RoleRef {
-		return wanted.DeepCopy(), true
-	}
-	result = existing.DeepCopy()
-	changed := mergeMeta(&result.ObjectMeta, wanted.ObjectMeta)
-	var added bool
-	result.Subjects, added = addMissingSubjects(result.Subjects, wanted.Subjects)
-	return result, changed || added
+	return reconcileBinding(existing, wanted, (*rbacv1.ClusterRoleBinding).DeepCopy,
+		func(b *rbacv1.ClusterRoleBinding) bindingFields {
+			return bindingFields{&b.ObjectMeta, b.RoleRef, &b.Subjects}
+		})
 }
 
 // ReconcileRoleBinding is ReconcileClusterRoleBinding for RoleBindings.
 func ReconcileRoleBinding(existing, wanted *rbacv1.RoleBinding) (result *rbacv1.RoleBinding, needsUpdate bool) {
-	if protected(existing.ObjectMeta) {
+	return reconcileBinding(existing, wanted, (*rbacv1.RoleBinding).DeepCopy,
+		func(b *rbacv1.RoleBinding) bindingFields { return bindingFields{&b.ObjectMeta, b.RoleRef, &b.Subjects} })
+}
+
+// bindingFields points into a RoleBinding or ClusterRoleBinding.
+type bindingFields struct {
+	meta     *metav1.ObjectMeta
+	roleRef  rbacv1.RoleRef
+	subjects *[]rbacv1.Subject
+}
+
+// reconcileBinding is the one reconciliation of both binding kinds, which
+// differ only in type.
+func reconcileBinding[B any](existing, wanted B, deepCopy func(B) B, fields func(B) bindingFields) (B, bool) {
+	have, want := fields(existing), fields(wanted)
+	if protected(*have.meta) {
 		return existing, false
 	}
-	if existing.RoleRef != wanted.RoleRef {
-		return wanted.DeepCopy(), true
+	if have.roleRef != want.roleRef {
+		return deepCopy(wanted), true
 	}
-	result = existing.DeepCopy()
-	changed := mergeMeta(&result.ObjectMeta, wanted.ObjectMeta)
+	result := deepCopy(existing)
+	out := fields(result)
+	changed := mergeMeta(out.meta, *want.meta)
 	var added bool
-	result.Subjects, added = addMissingSubjects(result.Subjects, wanted.Subjects)
+	*out.subjects, added = addMissingSubjects(*out.subjects, *want.subjects)
 	return result, changed || added
 }
 
