@@ -86,15 +86,6 @@ func notAcceptable(types []string) error {
 	}}
 }
 
-func unsupportedMediaType(types []string) error {
-	return &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status:  metav1.StatusFailure,
-		Code:    http.StatusUnsupportedMediaType,
-		Reason:  metav1.StatusReasonUnsupportedMediaType,
-		Message: "the body of the request was in an unknown format - accepted media types include: " + strings.Join(types, ", "),
-	}}
-}
-
 // setKind stamps obj with its kind in gv, as every response object carries
 // apiVersion and kind.
 func (h *handler) setKind(obj runtime.Object, gv schema.GroupVersion) {

@@ -134,7 +134,7 @@ func (h *handler) decodeBody(wr *writeRequest, gvk schema.GroupVersionKind, newO
 	body, validation, wn := wr.body, wr.validation, wr.wn
 	info, ok := runtime.SerializerInfoForMediaType(h.codecs.SupportedMediaTypes(), wr.mediaType)
 	if !ok {
-		return nil, unsupportedMediaType(h.mediaTypes)
+		return nil, patch.UnsupportedMediaType(h.mediaTypes)
 	}
 	decoder := info.Serializer
 	if validation != "Ignore" && info.StrictSerializer != nil {
@@ -502,7 +502,7 @@ func (h *handler) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) 
 	}
 	info, ok := runtime.SerializerInfoForMediaType(h.codecs.SupportedMediaTypes(), requestMediaType(r))
 	if !ok {
-		return nil, unsupportedMediaType(h.mediaTypes)
+		return nil, patch.UnsupportedMediaType(h.mediaTypes)
 	}
 	defaults := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
 	obj, _, err := info.Serializer.Decode(body, &defaults, opts)

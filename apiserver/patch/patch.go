@@ -124,8 +124,8 @@ func invalidPatch(value string, err error) error {
 	})
 }
 
-// UnsupportedMediaType is kube's 415 for a patch type the resource does not
-// accept.
+// UnsupportedMediaType is kube's 415 for a request body (a patch included)
+// in a media type that is not accepted.
 func UnsupportedMediaType(accepted []string) error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status:  metav1.StatusFailure,
