@@ -88,7 +88,7 @@ func unmergeKubeconfig(contextName string) (bool, error) {
 }
 
 func kubeconfigCommand() *cli.Command {
-	var name, dataDir, user string
+	var name, dataDir, user, certDir string
 	var groups cli.StringSlice
 	var pathOnly bool
 	return &cli.Command{
@@ -100,6 +100,7 @@ func kubeconfigCommand() *cli.Command {
 			&cli.BoolFlag{Name: "path", Destination: &pathOnly, Usage: "print the kubeconfig's path instead of its content"},
 			&cli.StringFlag{Name: "user", Destination: &user, Usage: "issue a client certificate for this user instead of the admin"},
 			&cli.StringSliceFlag{Name: "group", Destination: &groups, Usage: "group of --user (repeatable)"},
+			&cli.StringFlag{Name: "cert-dir", Destination: &certDir, Usage: "with --user: the instance's --cert-dir (default: the running instance's, else <data-dir>/pki)"},
 		},
 		Action: func(c *cli.Context) error {
 			dir, err := resolveDataDir(name, dataDir)
@@ -130,7 +131,14 @@ func kubeconfigCommand() *cli.Command {
 			if err != nil {
 				return exitf(1, "error: %v", err)
 			}
-			bundle, err := certs.Ensure(certs.Options{Dir: st.certDir(dir)})
+			if certDir == "" {
+				certDir = st.certDir(dir)
+			}
+			// Never make a new CA here: it would sign certificates nobody trusts.
+			if _, err := os.Stat(filepath.Join(certDir, certs.CACertFile)); err != nil {
+				return exitf(2, "error: no CA in %s: pass the instance's --cert-dir", certDir)
+			}
+			bundle, err := certs.Ensure(certs.Options{Dir: certDir})
 			if err != nil {
 				return exitf(1, "error: %v", err)
 			}
