@@ -115,7 +115,9 @@ func TestLeaseEndpointReconciler(t *testing.T) {
 
 func TestRunWithLeaderElection(t *testing.T) {
 	s := startServer(t)
-	defer func(d, r, p time.Duration) { controllers.LeaderLeaseDuration, controllers.LeaderRenewDeadline, controllers.LeaderRetryPeriod = d, r, p }(controllers.LeaderLeaseDuration, controllers.LeaderRenewDeadline, controllers.LeaderRetryPeriod)
+	defer func(d, r, p time.Duration) {
+		controllers.LeaderLeaseDuration, controllers.LeaderRenewDeadline, controllers.LeaderRetryPeriod = d, r, p
+	}(controllers.LeaderLeaseDuration, controllers.LeaderRenewDeadline, controllers.LeaderRetryPeriod)
 	controllers.LeaderLeaseDuration, controllers.LeaderRenewDeadline, controllers.LeaderRetryPeriod = 3*time.Second, 2*time.Second, 100*time.Millisecond
 
 	running := map[string]*atomic.Bool{"one": {}, "two": {}} // whose run is running
