@@ -150,6 +150,19 @@ func TestReplicasShareOneEtcd(t *testing.T) {
 	if who != "system:serviceaccount:default:bot" {
 		t.Fatalf("token from replica 1 on replica 2: whoami %q", who)
 	}
+	// A client certificate issued for replica 2's instance is trusted by replica 1.
+	kc := run(t, devplaneBin, "kubeconfig", "--data-dir", d2, "--user", "alice")
+	if kc.code != 0 {
+		t.Fatalf("devplane kubeconfig --user alice: %d %s", kc.code, kc.stderr)
+	}
+	alice := filepath.Join(t.TempDir(), "alice")
+	if err := os.WriteFile(alice, []byte(kc.stdout), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if who := kubectlOut(t, kubectl, "--kubeconfig", alice, "--server", "https://127.0.0.1:"+port,
+		"auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); who != "alice" {
+		t.Fatalf("alice's certificate from replica 2's instance on replica 1: whoami %q", who)
+	}
 
 	leader, follower := waitForReplicas(t, kubectl, port, r1, r2)
 	t.Logf("leader %s; stopping it with SIGTERM", leader.prefix)
