@@ -3,16 +3,11 @@ package storage
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/url"
-	"os"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/server/v3/embed"
-	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -21,6 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+
+	"github.com/devplane/devplane/apiserver/internal/testetcd"
+	"github.com/devplane/devplane/embedded"
 )
 
 // testClient talks to the one etcd shared by all tests of the package; each
@@ -28,56 +26,10 @@ import (
 var testClient *clientv3.Client
 
 func TestMain(m *testing.M) {
-	os.Exit(runWithEtcd(m))
-}
-
-func runWithEtcd(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "storage-etcd-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	etcd, err := startEtcd(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting etcd:", err)
-		return 1
-	}
-	defer etcd.Close()
-	testClient = v3client.New(etcd.Server)
-	defer testClient.Close()
-	return m.Run()
-}
-
-func startEtcd(dir string) (*embed.Etcd, error) {
-	cfg := embed.NewConfig()
-	cfg.Dir = dir
-	cfg.UnsafeNoFsync = true
-	cfg.LogLevel = "panic" // shutdown logs "server closed" errors
-	clientURL, peerURL := freeLocalURL(), freeLocalURL()
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{clientURL}, []url.URL{clientURL}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peerURL}, []url.URL{peerURL}
-	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	etcd, err := embed.StartEtcd(cfg)
-	if err != nil {
-		return nil, err
-	}
-	select {
-	case <-etcd.Server.ReadyNotify():
-		return etcd, nil
-	case <-time.After(30 * time.Second):
-		etcd.Close()
-		return nil, fmt.Errorf("etcd not ready after 30s")
-	}
-}
-
-func freeLocalURL() url.URL {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer l.Close()
-	return url.URL{Scheme: "http", Host: l.Addr().String()}
+	testetcd.Main(m, func(etcd embedded.Etcd) func() {
+		testClient = etcd.Client()
+		return nil
+	})
 }
 
 var prefixCounter atomic.Int64
