@@ -4,15 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/url"
-	"os"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/server/v3/embed"
-	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
+
+	"github.com/devplane/devplane/apiserver/internal/testetcd"
+	"github.com/devplane/devplane/embedded"
 )
 
 // testClient is an in-process client of the etcd shared by all tests;
@@ -24,58 +23,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(runWithEtcd(m))
-}
-
-func runWithEtcd(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "ipalloc-etcd-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	etcd, err := startEtcd(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting etcd:", err)
-		return 1
-	}
-	defer etcd.Close()
-	testClient = v3client.New(etcd.Server)
-	defer testClient.Close()
-	testEndpoint = etcd.Config().ListenClientUrls[0].String()
-	return m.Run()
-}
-
-func startEtcd(dir string) (*embed.Etcd, error) {
-	cfg := embed.NewConfig()
-	cfg.Dir = dir
-	cfg.UnsafeNoFsync = true
-	cfg.LogLevel = "panic" // shutdown logs "server closed" errors
-	clientURL := freeLocalURL()
-	peerURL := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{clientURL}, []url.URL{clientURL}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peerURL}, []url.URL{peerURL}
-	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	etcd, err := embed.StartEtcd(cfg)
-	if err != nil {
-		return nil, err
-	}
-	select {
-	case <-etcd.Server.ReadyNotify():
-		return etcd, nil
-	case <-time.After(30 * time.Second):
-		etcd.Close()
-		return nil, fmt.Errorf("etcd not ready after 30s")
-	}
-}
-
-func freeLocalURL() url.URL {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer l.Close()
-	return url.URL{Scheme: "http", Host: l.Addr().String()}
+	testetcd.Main(m, func(etcd embedded.Etcd) func() {
+		testClient = etcd.Client()
+		testEndpoint = etcd.Endpoints()[0]
+		return nil
+	})
 }
 
 var prefixCounter atomic.Int64
