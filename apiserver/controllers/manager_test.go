@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/devplane/devplane/apiserver/controllers"
+	"github.com/devplane/devplane/apiserver/internal/testsupport"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,14 +37,14 @@ func TestManager(t *testing.T) {
 	go func() { done <- m.Run(mctx) }()
 	defer stop()
 
-	eventually(t, 30*time.Second, "leading and synced", func() (bool, string) {
+	testsupport.Eventually(t, 30*time.Second, "leading and synced", func() (bool, string) {
 		return m.Leading() && m.HasSynced(), fmt.Sprint(m.Leading())
 	})
 
 	// The controllers together: a new namespace gets its service account,
 	// and deleting it (with a GC-owned pair inside) completes.
 	createNamespace(t, s, "app")
-	eventually(t, 20*time.Second, "default service account", func() (bool, string) {
+	testsupport.Eventually(t, 20*time.Second, "default service account", func() (bool, string) {
 		_, err := s.client.CoreV1().ServiceAccounts("app").Get(ctx, controllers.DefaultServiceAccountName, metav1.GetOptions{})
 		return err == nil, fmt.Sprint(err)
 	})
@@ -57,7 +58,7 @@ func TestManager(t *testing.T) {
 	if err := s.client.CoreV1().Namespaces().Delete(ctx, "app", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "namespace deleted", namespaceGone(t, s, "app"))
+	testsupport.Eventually(t, 30*time.Second, "namespace deleted", namespaceGone(t, s, "app"))
 	t.Logf("namespace with service account, root CA and owned objects gone after %s", time.Since(start))
 
 	stop()
