@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
+
+	"github.com/devplane/devplane/apiserver/internal/testsupport"
 )
 
 var crontabs = schema.GroupVersionResource{Group: "stable.example.com", Version: "v1", Resource: "crontabs"}
@@ -42,7 +44,7 @@ func TestDynamicClientCRUDAndWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Second, "crontabs in discovery", func() (bool, string) {
+	testsupport.Eventually(t, 2*time.Second, "crontabs in discovery", func() (bool, string) {
 		_, lists, err := dc.ServerGroupsAndResources()
 		if err != nil {
 			return false, err.Error()

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/devplane/devplane/apiserver/internal/testsupport"
 )
 
 const widgetCRD = `apiVersion: apiextensions.k8s.io/v1
@@ -37,7 +39,7 @@ func TestCRDNameConflictWithKubectl(t *testing.T) {
 	d.mustKubectl(t, "", "wait", "--for", "condition=established", "--timeout=10s", "crd/widgets.toys.example.com")
 	d.mustKubectl(t, strings.ReplaceAll(widgetCRD, "%s", "gizmos"), "apply", "-f", "-")
 	var names string
-	eventually(t, 5*time.Second, "NamesAccepted=False on the conflicting CRD", func() (bool, string) {
+	testsupport.Eventually(t, 5*time.Second, "NamesAccepted=False on the conflicting CRD", func() (bool, string) {
 		names = crdCondition(t, d, "gizmos.toys.example.com", "NamesAccepted")
 		return strings.HasPrefix(names, "False "), names
 	})
@@ -85,7 +87,7 @@ func TestCRDTerminatingWithKubectl(t *testing.T) {
 	}
 
 	d.mustKubectl(t, "", "delete", "crd", "crontabs.stable.example.com", "--wait=false")
-	eventually(t, 5*time.Second, "Terminating=True", func() (bool, string) {
+	testsupport.Eventually(t, 5*time.Second, "Terminating=True", func() (bool, string) {
 		got := crdCondition(t, d, "crontabs.stable.example.com", "Terminating")
 		return strings.HasPrefix(got, "True InstanceDeletionInProgress"), got
 	})
@@ -99,15 +101,15 @@ func TestCRDTerminatingWithKubectl(t *testing.T) {
 	}
 	d.mustKubectl(t, "", "patch", "ct", "held", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
 
-	eventually(t, 10*time.Second, "CRD gone", func() (bool, string) {
+	testsupport.Eventually(t, 10*time.Second, "CRD gone", func() (bool, string) {
 		r := d.kubectl(t, "", "get", "crd", "crontabs.stable.example.com")
-		return r.err != nil && strings.Contains(r.stderr, "NotFound"), r.stdout + r.stderr
+		return r.Code != 0 && strings.Contains(r.Stderr, "NotFound"), r.Stdout + r.Stderr
 	})
-	eventually(t, 10*time.Second, "crontabs gone from api-resources", func() (bool, string) {
+	testsupport.Eventually(t, 10*time.Second, "crontabs gone from api-resources", func() (bool, string) {
 		out := d.mustKubectl(t, "", "api-resources")
 		return !strings.Contains(out, "stable.example.com"), out
 	})
-	eventually(t, 10*time.Second, "crontabs gone from /openapi/v3", func() (bool, string) {
+	testsupport.Eventually(t, 10*time.Second, "crontabs gone from /openapi/v3", func() (bool, string) {
 		idx := openAPIV3Index(t, d)
 		return !strings.Contains(idx, openapiPath), idx
 	})
@@ -162,7 +164,7 @@ func TestNonStructuralCRDRejectedWithKubectl(t *testing.T) {
 			t.Errorf("non-structural CRD error lacks %q:\n%s", want, stderr)
 		}
 	}
-	if r := d.kubectl(t, "", "get", "crd", "loose.toys.example.com"); r.err == nil {
+	if r := d.kubectl(t, "", "get", "crd", "loose.toys.example.com"); r.Code == 0 {
 		t.Errorf("the non-structural CRD was stored")
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/devplane/devplane/apiserver/internal/testsupport"
 )
 
 const invalidCronTab = `apiVersion: stable.example.com/v1
@@ -80,8 +82,8 @@ func TestCRDLifecycleWithKubectl(t *testing.T) {
 		t.Errorf("strict create: %s", stderr)
 	}
 	r := d.kubectl(t, sprintf(unknownFieldCronTab, "warned"), "create", "--validate=warn", "-f", "-")
-	if r.err != nil || !strings.Contains(r.stderr, `unknown field "spec.foo"`) {
-		t.Errorf("warn create: err %v, stderr %s", r.err, r.stderr)
+	if r.Code != 0 || !strings.Contains(r.Stderr, `unknown field "spec.foo"`) {
+		t.Errorf("warn create: exit %d, stderr %s", r.Code, r.Stderr)
 	}
 	d.mustKubectl(t, sprintf(unknownFieldCronTab, "ignored"), "create", "--validate=false", "-f", "-")
 	for _, name := range []string{"warned", "ignored"} {
@@ -131,9 +133,9 @@ func TestCRDLifecycleWithKubectl(t *testing.T) {
 	// Re-creating it finds no leftover custom resources.
 	d.mustKubectl(t, "", "apply", "-f", "testdata/crontab-crd.yaml")
 	d.mustKubectl(t, "", "wait", "--for", "condition=established", "--timeout=10s", "crd/crontabs.stable.example.com")
-	eventually(t, 5*time.Second, "empty crontabs after re-creating the CRD", func() (bool, string) {
+	testsupport.Eventually(t, 5*time.Second, "empty crontabs after re-creating the CRD", func() (bool, string) {
 		r := d.kubectl(t, "", "get", "crontabs", "-A", "-o", "name")
-		return r.err == nil && strings.TrimSpace(r.stdout) == "", r.stdout + r.stderr
+		return r.Code == 0 && strings.TrimSpace(r.Stdout) == "", r.Stdout + r.Stderr
 	})
 }
 

@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/devplane/devplane/apiserver/internal/testsupport"
 )
 
 var collectors = schema.GroupVersionResource{Group: largeCRDGroup, Version: "v1", Resource: "collectors"}
@@ -46,7 +48,7 @@ func TestLargeCRDWithKubectl(t *testing.T) {
 	if !strings.Contains(stderr, want) {
 		t.Errorf("client-side apply of the large CRD:\n%s\nwant %q", trimOutput(stderr), want)
 	}
-	if r := d.kubectl(t, "", "get", "crd", largeCRDName); r.err == nil {
+	if r := d.kubectl(t, "", "get", "crd", largeCRDName); r.Code == 0 {
 		t.Errorf("a refused client-side apply created the CRD")
 	}
 
@@ -98,7 +100,7 @@ func TestLargeCRDWithKubectl(t *testing.T) {
 	d.mustKubectl(t, "", "delete", "crd", largeCRDName, "--timeout=30s")
 	d.mustKubectl(t, manifest, "create", "-f", "-")
 	d.mustKubectl(t, "", "wait", "--for", "condition=established", "--timeout=30s", "crd/"+largeCRDName)
-	eventually(t, 10*time.Second, "the re-created large CRD serves custom resources", func() (bool, string) {
+	testsupport.Eventually(t, 10*time.Second, "the re-created large CRD serves custom resources", func() (bool, string) {
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "telemetry.example.io/v1", "kind": "Collector",
 			"metadata": map[string]any{"name": "again"}, "spec": map[string]any{"name": "again"}}}
 		_, err := d.dynamic(t).Resource(collectors).Namespace("default").Create(context.Background(), u, metav1.CreateOptions{})
