@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"k8s.io/klog/v2"
 
 	"github.com/devplane/devplane/apiserver/controlplane"
 	"github.com/devplane/devplane/cli/dashboard"
@@ -287,6 +288,9 @@ func (o *UpOptions) Run(parent context.Context, stdout *os.File, stderr io.Write
 		return exitf(1, "error: %v", err)
 	}
 	defer closeLog()
+	// client-go (the in-process controllers) logs through klog, which would
+	// otherwise write to stderr under the live dashboard.
+	klog.SetSlogLogger(logger.With("component", "client-go"))
 	board := dashboard.New(stdout, mode)
 
 	ctx, cancel := context.WithCancel(parent)

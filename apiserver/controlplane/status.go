@@ -71,6 +71,14 @@ func (s *steps) run(name string, fn func() error) error {
 	return err
 }
 
+// checkSections places readyz checks with the part of devplane they watch.
+var checkSections = map[string]string{
+	"etcd":                SectionEtcd,
+	"etcd-readiness":      SectionEtcd,
+	"informer-sync":       SectionCore,
+	"crd-informer-synced": SectionExtensions,
+}
+
 var sectionOfServer = map[string]string{
 	AggregatorName: SectionAggregator,
 	CoreName:       SectionCore,
@@ -119,9 +127,9 @@ func (cp *ControlPlane) Status() []Item {
 		if strings.HasPrefix(r.Name, "poststarthook/") {
 			continue // shown as hooks above
 		}
-		section := SectionAggregator
-		if strings.HasPrefix(r.Name, "etcd") {
-			section = SectionEtcd
+		section := checkSections[r.Name]
+		if section == "" {
+			section = SectionAggregator // the head's own checks: ping, log, shutdown, ...
 		}
 		it := Item{Section: section, Kind: "check", Name: r.Name, State: OK}
 		if !started {

@@ -62,6 +62,8 @@ type Dashboard struct {
 	ready          bool
 
 	now func() time.Time // replaceable in tests
+	// size reports the terminal's columns and rows (0, 0 when unknown).
+	size func() (width, height int)
 }
 
 type rowKey struct{ section, kind, name string }
@@ -79,6 +81,22 @@ func New(out io.Writer, mode Mode) *Dashboard {
 		states:         map[rowKey]State{},
 		redrawInterval: defaultRedrawInterval,
 		now:            time.Now,
+		size:           terminalSize(out),
+	}
+}
+
+// terminalSize measures out when it is a terminal.
+func terminalSize(out io.Writer) func() (int, int) {
+	f, ok := out.(*os.File)
+	if !ok {
+		return func() (int, int) { return 0, 0 }
+	}
+	return func() (int, int) {
+		w, h, err := term.GetSize(int(f.Fd()))
+		if err != nil {
+			return 0, 0
+		}
+		return w, h
 	}
 }
 
@@ -181,7 +199,8 @@ func (d *Dashboard) writeLines(rows []Row, s Snapshot) {
 
 // drawTable replaces the table on screen with the latest snapshot.
 func (d *Dashboard) drawTable() {
-	table := renderTable(d.latest, d.styles)
+	w, h := d.size()
+	table := renderLiveTable(d.latest, d.styles, w, h)
 	io.WriteString(d.out, eraseLines(d.drawnLines)+table)
 	d.drawnLines = strings.Count(table, "\n")
 	d.dirty = false

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/lipgloss"
 	"golang.org/x/sys/unix"
 )
 
@@ -498,4 +499,33 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+func TestLiveTableFitsTheTerminal(t *testing.T) {
+	var rows []Row
+	for i := 0; i < 12; i++ {
+		rows = append(rows, Row{Section: "core", Kind: "hook", Name: fmt.Sprintf("poststarthook/hook-%d", i), State: OK})
+	}
+	rows = append(rows, Row{Section: "aggregator", Kind: "check", Name: "autoregister-completion", State: Failed,
+		Message: "missing APIService: " + strings.Repeat("v1.example.io ", 40)})
+	st := plainStyles()
+	table := renderLiveTable(Snapshot{Rows: rows}, st, 60, 12)
+	lines := strings.Split(strings.TrimSuffix(table, "\n"), "\n")
+	if len(lines) > 12-liveSummaryRoom+2 {
+		t.Errorf("%d lines for a 12-row terminal:\n%s", len(lines), table)
+	}
+	for _, l := range lines {
+		if w := lipgloss.Width(l); w >= 60 {
+			t.Errorf("line of width %d in a 60-column terminal: %q", w, l)
+		}
+	}
+	if !strings.Contains(table, "core") || !strings.Contains(table, "(12)") {
+		t.Errorf("the all-ok section is not folded into a count:\n%s", table)
+	}
+	if !strings.Contains(table, "autoregister-completion") {
+		t.Errorf("the failing row is not shown:\n%s", table)
+	}
+	if full := renderLiveTable(Snapshot{Rows: rows}, st, 0, 0); strings.Count(full, "\n") != 15 {
+		t.Errorf("with an unknown size the table is not drawn in full:\n%s", full)
+	}
 }

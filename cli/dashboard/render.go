@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 )
 
@@ -262,4 +263,62 @@ func formatDuration(d time.Duration) string {
 	}
 	d = d.Round(time.Second)
 	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+// renderLiveTable is renderTable made to fit a terminal of width × height
+// (0: unknown): a redraw moves the cursor up by the lines it drew, so a line
+// that wraps or a table taller than the screen would leave stale rows.
+// Sections whose rows are all ok fold into one line when space is short,
+// and every line is cut to the width.
+func renderLiveTable(s Snapshot, st styles, width, height int) string {
+	table := renderTable(s, st)
+	if height > 0 && strings.Count(table, "\n") > height-liveSummaryRoom {
+		table = renderFolded(s, st)
+	}
+	if width <= 0 {
+		return table
+	}
+	lines := strings.SplitAfter(table, "\n")
+	for i, l := range lines {
+		if lipgloss.Width(strings.TrimSuffix(l, "\n")) >= width {
+			lines[i] = ansi.Truncate(strings.TrimSuffix(l, "\n"), width-1, "…") + "\n"
+		}
+	}
+	return strings.Join(lines, "")
+}
+
+// liveSummaryRoom keeps screen lines free for the ready summary below.
+const liveSummaryRoom = 8
+
+// renderFolded shows a section whose rows are all ok as one line with a
+// count, and every row of the others.
+func renderFolded(s Snapshot, st styles) string {
+	c := measure(s.Rows, st)
+	var b strings.Builder
+	for _, section := range orderedSections(s.Rows) {
+		var rows []Row
+		allOK := true
+		for _, r := range s.Rows {
+			if r.Section == section {
+				rows = append(rows, r)
+				allOK = allOK && r.State == OK
+			}
+		}
+		if allOK {
+			word := OK.String()
+			if st.glyphs {
+				word = OK.glyph() + " " + word
+			}
+			fmt.Fprintf(&b, "%s  %s\n", padRight(st.section(section), section, c.section), st.state[OK](fmt.Sprintf("%s (%d)", word, len(rows))))
+			continue
+		}
+		b.WriteString(st.section(section))
+		b.WriteByte('\n')
+		for _, r := range rows {
+			b.WriteString("  ")
+			b.WriteString(rowCells(r, c, st))
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }
