@@ -44,6 +44,9 @@ func AuthConfigData(b *certs.Bundle) map[string]string {
 func (a *Aggregator) runAuthConfig(ctx context.Context) error {
 	sctx := systemContext(ctx)
 	deadline := time.Now().Add(30 * time.Second)
+	// kube-system appears a few milliseconds after start: retry soon, then
+	// back off, so readiness does not wait on a fixed sleep.
+	delay := 5 * time.Millisecond
 	for {
 		err := a.syncAuthConfig(sctx)
 		if err == nil {
@@ -52,7 +55,8 @@ func (a *Aggregator) runAuthConfig(ctx context.Context) error {
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return err
 		}
-		sleep(ctx, 200*time.Millisecond) // kube-system may not exist yet
+		sleep(ctx, delay)
+		delay = min(2*delay, 200*time.Millisecond)
 	}
 	go func() {
 		for ctx.Err() == nil {
