@@ -10,6 +10,7 @@ package openapi
 //go:generate bash gen.sh
 
 import (
+	"maps"
 	"net/http"
 	"reflect"
 	"slices"
@@ -58,6 +59,13 @@ type Service struct {
 	mu           sync.Mutex
 	generation   uint64
 	groupVersion map[string]servedGroupVersion // by v3 index key, e.g. "apis/apps/v1"
+
+	// What the last Update supplied, for rebuilding the v2 document when
+	// an external document changes, and the external documents by v3
+	// index key (see SetExternal).
+	resources []Resource
+	extra     map[string]*spec.Schema
+	external  map[string]External
 }
 
 type servedGroupVersion struct {
@@ -69,8 +77,8 @@ type servedGroupVersion struct {
 // NewService returns a Service that serves no resources until Update.
 // version becomes info.version of the documents, e.g. "v1.37.0".
 func NewService(version string) *Service {
-	s := &Service{version: version, groupVersion: map[string]servedGroupVersion{}}
-	s.v2 = handler.NewOpenAPIServiceLazy(s.lazyV2(nil, nil, 0))
+	s := &Service{version: version, groupVersion: map[string]servedGroupVersion{}, external: map[string]External{}}
+	s.v2 = handler.NewOpenAPIServiceLazy(s.lazyV2(nil, nil, nil, 0))
 	mux := http.NewServeMux()
 	s.v2.RegisterOpenAPIVersionedService(pathV2, mux)
 	s.v2Handler = mux
@@ -92,11 +100,19 @@ func (s *Service) Update(resources []Resource, extra map[string]*spec.Schema) {
 	resources = slices.Clone(resources)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.updateLocked(resources, extra)
+}
+
+func (s *Service) updateLocked(resources []Resource, extra map[string]*spec.Schema) {
 	s.generation++
-	s.v2.UpdateSpecLazy(s.lazyV2(resources, extra, s.generation))
+	s.resources, s.extra = resources, extra
+	s.v2.UpdateSpecLazy(s.lazyV2(resources, extra, maps.Clone(s.external), s.generation))
 
 	current := map[string]servedGroupVersion{}
 	for key, groupResources := range groupVersionsOf(resources) {
+		if s.isExternal(key) {
+			continue // served by another API server: its document wins
+		}
 		served := servedGroupVersion{
 			resources:             groupResources,
 			usesSuppliedSchemas:   usesSuppliedDefinitions(groupResources, extra),
@@ -114,16 +130,18 @@ func (s *Service) Update(resources []Resource, extra map[string]*spec.Schema) {
 		current[key] = served
 	}
 	for key := range s.groupVersion {
-		if _, ok := current[key]; !ok {
+		if _, ok := current[key]; !ok && !s.isExternal(key) {
 			s.v3.DeleteGroupVersion(key)
 		}
 	}
 	s.groupVersion = current
 }
 
-func (s *Service) lazyV2(resources []Resource, extra map[string]*spec.Schema, generation uint64) cached.Value[*spec.Swagger] {
+func (s *Service) lazyV2(resources []Resource, extra map[string]*spec.Schema, external map[string]External, generation uint64) cached.Value[*spec.Swagger] {
 	return cached.Once(cached.Func(func() (*spec.Swagger, string, error) {
-		return buildV2Document(s.version, resources, extra), strconv.FormatUint(generation, 10), nil
+		doc := buildV2Document(s.version, resources, extra)
+		mergeExternalV2(doc, external)
+		return doc, strconv.FormatUint(generation, 10), nil
 	}))
 }
 
@@ -151,6 +169,7 @@ func (s *Service) serveGroupVersion(w http.ResponseWriter, r *http.Request) {
 	key := strings.TrimPrefix(r.URL.Path, pathV3+"/")
 	s.mu.Lock()
 	_, known := s.groupVersion[key]
+	known = known || s.isExternal(key)
 	s.mu.Unlock()
 	if !known {
 		http.NotFound(w, r)

@@ -1,0 +1,90 @@
+package openapi
+
+import (
+	"strconv"
+	"strings"
+
+	"k8s.io/kube-openapi/pkg/cached"
+	"k8s.io/kube-openapi/pkg/spec3"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+// External is the OpenAPI description of one group version served by
+// another API server (an aggregated APIService's backend), as that server
+// publishes it. Either document may be nil.
+type External struct {
+	// V2 is the backend's /openapi/v2: its paths under the group
+	// version and its definitions are merged into /openapi/v2.
+	V2 *spec.Swagger
+	// V3 is the backend's /openapi/v3/apis/<group>/<version>, served
+	// as that group version's document.
+	V3 *spec3.OpenAPI
+}
+
+// SetExternal serves doc for group/version in place of any local
+// resources of that group version, until DeleteExternal. Documents are
+// merged lazily, on the next request. doc must not be mutated afterwards.
+func (s *Service) SetExternal(group, version string, doc External) {
+	key := groupVersionPath(group, version)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.external[key] = doc
+	if doc.V3 != nil {
+		v3 := doc.V3
+		generation := s.generation + 1 // the one updateLocked takes
+		s.v3.UpdateGroupVersionLazy(key, cached.Once(cached.Func(func() (*spec3.OpenAPI, string, error) {
+			return v3, key + "@" + strconv.FormatUint(generation, 10), nil
+		})))
+	} else {
+		s.v3.DeleteGroupVersion(key)
+	}
+	delete(s.groupVersion, key) // its local document, if any, was replaced
+	s.updateLocked(s.resources, s.extra)
+}
+
+// DeleteExternal stops serving group/version's external document; local
+// resources of that group version, if any, are described again.
+func (s *Service) DeleteExternal(group, version string) {
+	key := groupVersionPath(group, version)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.external[key]; !ok {
+		return
+	}
+	delete(s.external, key)
+	s.v3.DeleteGroupVersion(key)
+	s.updateLocked(s.resources, s.extra)
+}
+
+func (s *Service) isExternal(key string) bool {
+	doc, ok := s.external[key]
+	return ok && doc.V3 != nil
+}
+
+// mergeExternalV2 adds each external document's paths under its group
+// version and the definitions it brings; local definitions of the same
+// name win (they are the same shared Kubernetes types).
+func mergeExternalV2(doc *spec.Swagger, external map[string]External) {
+	for _, key := range sortedKeys(external) {
+		ext := external[key].V2
+		if ext == nil {
+			continue
+		}
+		prefix := "/" + key
+		if ext.Paths != nil {
+			for path, item := range ext.Paths.Paths {
+				if path != prefix && !strings.HasPrefix(path, prefix+"/") {
+					continue
+				}
+				if _, taken := doc.Paths.Paths[path]; !taken {
+					doc.Paths.Paths[path] = item
+				}
+			}
+		}
+		for name, schema := range ext.Definitions {
+			if _, taken := doc.Definitions[name]; !taken {
+				doc.Definitions[name] = schema
+			}
+		}
+	}
+}
