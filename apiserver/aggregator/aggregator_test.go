@@ -2,17 +2,14 @@ package aggregator_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -29,11 +26,11 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/devplane/devplane/apiserver/aggregator"
 	"github.com/devplane/devplane/apiserver/controlplane"
+	"github.com/devplane/devplane/apiserver/internal/testsupport"
 )
 
 var (
@@ -53,79 +50,32 @@ type env struct {
 
 func start(t *testing.T) *env {
 	t.Helper()
-	_, cidr, _ := net.ParseCIDR("10.0.0.0/24")
-	ctx, cancel := context.WithCancel(context.Background())
-	cp, err := controlplane.New(ctx, controlplane.Options{Name: "t", DataDir: t.TempDir(),
-		BindAddress: net.IPv4(127, 0, 0, 1), Port: 0, ServiceClusterIPRange: cidr, UnsafeNoFsync: true})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
 	// controlplane.New installs the aggregator at the head of the chain.
-	done := make(chan error, 1)
-	go func() { done <- cp.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("devplane stopped with error: %v", err)
-			}
-		case <-time.After(15 * time.Second):
-			t.Errorf("devplane did not stop")
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for !cp.Ready() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not ready: %+v", cp.Status())
-		}
-		time.Sleep(10 * time.Millisecond)
+	cp, _ := testsupport.StartDevplane(t, controlplane.Options{Name: "t"})
+	return &env{
+		cp:         cp,
+		cs:         kubernetes.NewForConfigOrDie(cp.RESTConfig()),
+		dyn:        dynamic.NewForConfigOrDie(cp.RESTConfig()),
+		kubeconfig: testsupport.WriteKubeconfig(t, cp),
+		cacheDir:   t.TempDir(),
 	}
-	e := &env{cp: cp, kubeconfig: filepath.Join(t.TempDir(), "kubeconfig"), cacheDir: t.TempDir()}
-	if err := clientcmd.WriteToFile(*cp.Kubeconfig(), e.kubeconfig); err != nil {
-		t.Fatal(err)
-	}
-	e.cs = kubernetes.NewForConfigOrDie(cp.RESTConfig())
-	e.dyn = dynamic.NewForConfigOrDie(cp.RESTConfig())
-	return e
 }
 
+// kubectl runs kubectl with one discovery cache for the env, as a user's
+// kubectl keeps across commands.
 func (e *env) kubectl(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	args = append([]string{"--kubeconfig", e.kubeconfig, "--cache-dir", e.cacheDir}, args...)
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, "/usr/bin/kubectl", args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if err != nil {
-		err = errors.New(err.Error() + ": " + stderr.String())
+	r := testsupport.Kubectl(t, e.kubeconfig, append([]string{"--cache-dir", e.cacheDir}, args...)...)
+	if r.Code != 0 {
+		return r.Stdout, fmt.Errorf("exit status %d: %s", r.Code, r.Stderr)
 	}
-	return stdout.String(), err
+	return r.Stdout, nil
 }
 
 func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// eventually polls cond every 50ms for up to d.
-func eventually(t *testing.T, d time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	last := ""
-	for time.Now().Before(deadline) {
-		ok, msg := cond()
-		if ok {
-			return
-		}
-		last = msg
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s: not true after %v (last: %s)", what, d, last)
 }
 
 func (e *env) apiService(t *testing.T, name string) (*apiregv1.APIService, error) {
@@ -142,7 +92,7 @@ func (e *env) apiService(t *testing.T, name string) (*apiregv1.APIService, error
 func (e *env) waitAvailable(t *testing.T, name string, status apiregv1.ConditionStatus, reason string) *apiregv1.APIServiceCondition {
 	t.Helper()
 	var got *apiregv1.APIServiceCondition
-	eventually(t, 20*time.Second, name+" Available="+string(status)+" "+reason, func() (bool, string) {
+	testsupport.Eventually(t, 20*time.Second, name+" Available="+string(status)+" "+reason, func() (bool, string) {
 		s, err := e.apiService(t, name)
 		if err != nil {
 			return false, err.Error()
@@ -234,7 +184,7 @@ func TestAggregator(t *testing.T) {
 		if err := e.dyn.Resource(apiservicesGVR).Delete(ctx, "v1.batch", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "v1.batch recreated", func() (bool, string) {
+		testsupport.Eventually(t, 10*time.Second, "v1.batch recreated", func() (bool, string) {
 			_, err := e.apiService(t, "v1.batch")
 			return err == nil, errString(err)
 		})
@@ -487,7 +437,7 @@ func TestAggregator(t *testing.T) {
 		if err := e.dyn.Resource(apiservicesGVR).Delete(ctx, wardleName, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "group gone", func() (bool, string) {
+		testsupport.Eventually(t, 10*time.Second, "group gone", func() (bool, string) {
 			_, err := e.getFlunder(t, nil)
 			return apierrors.IsNotFound(err), errString(err)
 		})
