@@ -37,6 +37,7 @@ import (
 	"k8s.io/client-go/tools/pager"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/devplane/devplane/apiserver/internal/testsupport"
 	"github.com/devplane/devplane/apiserver/storage"
 )
 
@@ -442,7 +443,7 @@ func TestCoreE2EInformer(t *testing.T) {
 		t.Fatal(err)
 	}
 	events.expect(t, "ADD after-compaction")
-	eventually(t, 30*time.Second, "informer converges after compaction", func() (bool, string) {
+	testsupport.Eventually(t, 30*time.Second, "informer converges after compaction", func() (bool, string) {
 		return storeMatchesServer(ctx, cs, inf.GetStore(), ns)
 	})
 	watchErrs.Range(func(k, _ any) bool { t.Logf("informer watch error (recovered): %s", k); return true })
@@ -524,7 +525,7 @@ func TestCoreE2ERestartSameDataDir(t *testing.T) {
 		t.Fatal("informer did not sync")
 	}
 
-	s1.stop(t)
+	s1.stop()
 	s2 := startControlPlaneAt(t, dir, port)
 	cs2 := s2.clientset(t, false)
 	got, err := cs2.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
@@ -559,7 +560,7 @@ func TestCoreE2ERestartSameDataDir(t *testing.T) {
 		expectExpired(t, s2, "/api/v1/namespaces/"+ns+"/configmaps", oldRV)
 	})
 	t.Run("informer from before the restart converges", func(t *testing.T) {
-		eventually(t, 60*time.Second, "pre-restart informer converges", func() (bool, string) {
+		testsupport.Eventually(t, 60*time.Second, "pre-restart informer converges", func() (bool, string) {
 			return storeMatchesServer(ctx, cs2, oldInf.GetStore(), ns)
 		})
 	})
@@ -1233,7 +1234,7 @@ func TestCoreE2EInformerBehindCompaction(t *testing.T) {
 	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "seen-by-watch"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 15*time.Second, "informer sees the first configmaps", func() (bool, string) {
+	testsupport.Eventually(t, 15*time.Second, "informer sees the first configmaps", func() (bool, string) {
 		return storeMatchesServer(ctx, writer, inf.GetStore(), ns)
 	})
 	time.Sleep(1100 * time.Millisecond)
@@ -1261,7 +1262,7 @@ func TestCoreE2EInformerBehindCompaction(t *testing.T) {
 	}
 	gate.restore()
 
-	eventually(t, 90*time.Second, "informer converges after 410 and relist", func() (bool, string) {
+	testsupport.Eventually(t, 90*time.Second, "informer converges after 410 and relist", func() (bool, string) {
 		return storeMatchesServer(ctx, writer, inf.GetStore(), ns)
 	})
 	// Only the 410 of its resumed watch makes the informer list again

@@ -1,13 +1,11 @@
 package controlplane_test
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -26,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/devplane/devplane/apiserver/controlplane"
+	"github.com/devplane/devplane/apiserver/internal/testsupport"
 	"github.com/devplane/devplane/apiserver/serviceaccount"
 )
 
@@ -88,7 +87,7 @@ func TestSecurity(t *testing.T) {
 	})
 	alice := identityFor(t, s, "alice", nil)
 	s.kubeconfigFile(t) // in the test's temp dir, not a subtest's
-	kubectlAs := func(t *testing.T, id identity, args ...string) kubectlResult {
+	kubectlAs := func(t *testing.T, id identity, args ...string) testsupport.KubectlResult {
 		return s.kubectl(t, nil, "", append([]string{"--kubeconfig", id.kubeconfig}, args...)...)
 	}
 
@@ -143,7 +142,7 @@ func TestSecurity(t *testing.T) {
 				Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "alice"}},
 			}, metav1.CreateOptions{})
 		})
-		eventually(t, 5*time.Second, "alice may list pods in x", func() (bool, string) {
+		testsupport.Eventually(t, 5*time.Second, "alice may list pods in x", func() (bool, string) {
 			_, err := alice.cs.CoreV1().Pods("x").List(ctx, metav1.ListOptions{})
 			return err == nil, errString(err)
 		})
@@ -173,7 +172,7 @@ func TestSecurity(t *testing.T) {
 			}, metav1.CreateOptions{})
 		})
 		for _, role := range []string{"view", "edit", "admin"} {
-			eventually(t, 5*time.Second, role+" aggregates widgets", func() (bool, string) {
+			testsupport.Eventually(t, 5*time.Second, role+" aggregates widgets", func() (bool, string) {
 				cr, err := admin.RbacV1().ClusterRoles().Get(ctx, role, metav1.GetOptions{})
 				if err != nil {
 					return false, err.Error()
@@ -213,7 +212,7 @@ func TestSecurity(t *testing.T) {
 		escalating := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "pod-deleter"},
 			Rules: []rbacv1.PolicyRule{{Verbs: []string{"delete"}, APIGroups: []string{""}, Resources: []string{"pods"}}}}
 		var err error
-		eventually(t, 5*time.Second, "alice's role-author binding applies", func() (bool, string) {
+		testsupport.Eventually(t, 5*time.Second, "alice's role-author binding applies", func() (bool, string) {
 			_, err = alice.cs.RbacV1().Roles("x").Create(ctx, escalating, metav1.CreateOptions{})
 			return !strings.Contains(errString(err), "cannot create resource"), errString(err)
 		})
@@ -279,7 +278,7 @@ func TestSecurity(t *testing.T) {
 		})
 		token := strings.TrimSpace(s.mustKubectl(t, "create", "token", "default", "-n", "x"))
 		sa := tokenClient(t, s, token)
-		eventually(t, 5*time.Second, "the service account may list pods", func() (bool, string) {
+		testsupport.Eventually(t, 5*time.Second, "the service account may list pods", func() (bool, string) {
 			_, err := sa.CoreV1().Pods("x").List(ctx, metav1.ListOptions{})
 			return err == nil, errString(err)
 		})
@@ -350,7 +349,7 @@ func TestSecurity(t *testing.T) {
 		if err := admin.CoreV1().Secrets("x").Delete(ctx, "anchor", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 5*time.Second, "the token bound to a deleted secret is refused", func() (bool, string) {
+		testsupport.Eventually(t, 5*time.Second, "the token bound to a deleted secret is refused", func() (bool, string) {
 			_, err := bound.CoreV1().Pods("x").List(ctx, metav1.ListOptions{})
 			return apierrors.IsUnauthorized(err), errString(err)
 		})
@@ -372,7 +371,7 @@ func TestSecurity(t *testing.T) {
 		if err := admin.CoreV1().ServiceAccounts("x").Delete(ctx, "default", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 5*time.Second, "the deleted service account's token is refused", func() (bool, string) {
+		testsupport.Eventually(t, 5*time.Second, "the deleted service account's token is refused", func() (bool, string) {
 			_, err := sa.CoreV1().Pods("x").List(ctx, metav1.ListOptions{})
 			return apierrors.IsUnauthorized(err), errString(err)
 		})
@@ -464,7 +463,7 @@ func TestBootstrapPolicyReconciledOnRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s.stop(t)
+	s.stop()
 
 	s = startControlPlane(t, dir)
 	admin = s.clientset(t, false)
@@ -482,20 +481,8 @@ func TestBootstrapPolicyReconciledOnRestart(t *testing.T) {
 }
 
 func TestAlwaysAllowMode(t *testing.T) {
-	_, cidr, _ := net.ParseCIDR("10.0.0.0/24")
-	ctx, cancel := context.WithCancel(t.Context())
-	cp, err := controlplane.New(ctx, controlplane.Options{
-		Name: "test", DataDir: t.TempDir(), BindAddress: net.IPv4(127, 0, 0, 1),
-		ServiceClusterIPRange: cidr, UnsafeNoFsync: true, AuthorizationMode: controlplane.AuthorizationModeAlwaysAllow,
-	})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	s := &started{cp: cp, cancel: cancel, done: make(chan error, 1)}
-	go func() { s.done <- cp.Run(ctx) }()
-	t.Cleanup(func() { s.stop(t) })
-	eventually(t, 20*time.Second, "devplane ready", func() (bool, string) { return cp.Ready(), "not ready" })
+	s := startControlPlaneWith(t, controlplane.Options{AuthorizationMode: controlplane.AuthorizationModeAlwaysAllow})
+	cp := s.cp
 
 	alice := identityFor(t, s, "alice", nil)
 	if _, err := alice.cs.CoreV1().Pods("default").List(t.Context(), metav1.ListOptions{}); err != nil {
