@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -108,8 +109,9 @@ func (h *handler) setKind(obj runtime.Object, gv schema.GroupVersion) {
 // negotiated serializer.
 func (h *handler) writeObject(w http.ResponseWriter, r *http.Request, code int, obj runtime.Object, gv schema.GroupVersion, mc mediaChoice) {
 	h.setKind(obj, gv)
-	var buf bytes.Buffer
-	if err := mc.info.Serializer.Encode(obj, &buf); err != nil {
+	buf := getBuffer()
+	defer putBuffer(buf)
+	if err := mc.info.Serializer.Encode(obj, buf); err != nil {
 		if code >= 400 {
 			// Encoding the error itself failed: plain text is all that is left.
 			http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -125,10 +127,14 @@ func writeBody(w http.ResponseWriter, r *http.Request, code int, contentType str
 	hdr := w.Header()
 	hdr.Set("Content-Type", contentType)
 	if len(body) > gzipThreshold && acceptsGzip(r) {
-		var zbuf bytes.Buffer
-		zw := gzip.NewWriter(&zbuf)
+		zbuf := getBuffer()
+		defer putBuffer(zbuf)
+		zw := gzipWriters.Get().(*gzip.Writer)
+		zw.Reset(zbuf)
 		_, _ = zw.Write(body)
 		_ = zw.Close()
+		zw.Reset(nil)
+		gzipWriters.Put(zw)
 		body = zbuf.Bytes()
 		hdr.Set("Content-Encoding", "gzip")
 		hdr.Add("Vary", "Accept-Encoding")
@@ -138,6 +144,32 @@ func writeBody(w http.ResponseWriter, r *http.Request, code int, contentType str
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(body)
 	}
+}
+
+// gzipWriters: a flate compressor is ~1 MB of state, too much to allocate
+// per response. BestSpeed is kube-apiserver's level too; the default level
+// costs several times the CPU for little gain on API objects.
+var gzipWriters = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
+	return zw
+}}
+
+// buffers hold encoded and compressed response bodies, which are copied to
+// the connection before the handler returns.
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuffer: larger buffers (huge lists) are left to the GC rather
+// than pinned in the pool.
+const maxPooledBuffer = 8 << 20
+
+func getBuffer() *bytes.Buffer { return buffers.Get().(*bytes.Buffer) }
+
+func putBuffer(b *bytes.Buffer) {
+	if b.Cap() > maxPooledBuffer {
+		return
+	}
+	b.Reset()
+	buffers.Put(b)
 }
 
 func acceptsGzip(r *http.Request) bool {
