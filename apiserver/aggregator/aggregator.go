@@ -39,6 +39,9 @@ type Deps struct {
 	// serves the Services, Endpoints, EndpointSlices and ConfigMaps used here.
 	Registries []*registry.Registry
 	Logger     *slog.Logger
+	// OpenAPI, when set, receives the remote APIServices' OpenAPI
+	// documents (see runOpenAPI).
+	OpenAPI OpenAPISink
 }
 
 // Aggregator is an installed aggregator.
@@ -60,6 +63,7 @@ type Aggregator struct {
 	discovery *discoveryCache
 
 	kickRegistration, kickAvailability, kickDiscovery chan struct{}
+	kickOpenAPI                                       chan struct{}
 }
 
 // User is who the aggregator's own storage calls and probes act as.
@@ -100,6 +104,7 @@ func Install(deps Deps) (*Aggregator, error) {
 		kickRegistration: make(chan struct{}, 1),
 		kickAvailability: make(chan struct{}, 1),
 		kickDiscovery:    make(chan struct{}, 1),
+		kickOpenAPI:      make(chan struct{}, 1),
 	}
 	res := NewResource(cacher)
 	a.reg.Add(res)
@@ -120,6 +125,7 @@ func Install(deps Deps) (*Aggregator, error) {
 		{"apiservice-registration-controller", a.runRegistration},
 		{"apiservice-status-available-controller", a.runAvailability},
 		{"apiservice-discovery-controller", a.runDiscovery},
+		{"apiservice-openapi-controller", a.runOpenAPI},
 		{"extension-apiserver-authentication", a.runAuthConfig},
 	}
 	for _, h := range hooks {
@@ -242,6 +248,7 @@ func (a *Aggregator) changed() {
 	kick(a.kickRegistration)
 	kick(a.kickAvailability)
 	kick(a.kickDiscovery)
+	kick(a.kickOpenAPI)
 }
 
 // apiServices returns a snapshot of the known APIServices (shared: do not modify).

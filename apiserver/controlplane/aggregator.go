@@ -14,6 +14,7 @@ func (cp *ControlPlane) installAggregator() error {
 		Certs:      cp.Certs,
 		Registries: cp.localRegistries(),
 		Logger:     cp.logger.With("component", "aggregator"),
+		OpenAPI:    cp.openAPI,
 	})
 	return err
 }

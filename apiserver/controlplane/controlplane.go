@@ -20,6 +20,7 @@ import (
 	"github.com/devplane/devplane/apiserver/authn"
 	"github.com/devplane/devplane/apiserver/controllers"
 	"github.com/devplane/devplane/apiserver/healthz"
+	"github.com/devplane/devplane/apiserver/openapi"
 	"github.com/devplane/devplane/apiserver/registry"
 	"github.com/devplane/devplane/apiserver/server"
 	"github.com/devplane/devplane/apiserver/storage"
@@ -98,6 +99,8 @@ type ControlPlane struct {
 	controllers *controllers.Manager
 	// cachers are the built-in kinds' watch caches, stopped after the drain.
 	cachers []*storage.Cacher
+	// openAPI serves /openapi/v2 and /openapi/v3 (installOpenAPI).
+	openAPI *openapi.Service
 
 	steps     *steps
 	stopOnce  sync.Once

@@ -81,6 +81,7 @@ func (cp *ControlPlane) installCoreAPI() error {
 // the documents in step with the registry.
 func (cp *ControlPlane) installOpenAPI() {
 	svc := openapi.NewService(version.Get().GitVersion)
+	cp.openAPI = svc // the aggregator adds the remote APIServices' documents
 	update := func() { svc.Update(cp.openAPIState()) }
 	update()
 	cp.CoreRegistry.OnChange(update)
