@@ -143,6 +143,10 @@ func (w *wardle) serve(rw http.ResponseWriter, r *http.Request) {
 		http.Error(rw, "front-proxy client certificate required", http.StatusUnauthorized)
 		return
 	}
+	if strings.HasPrefix(r.URL.Path, "/openapi/") { // fetched in the background: not recorded
+		serveWardleOpenAPI(rw, r)
+		return
+	}
 	extra := http.Header{}
 	for k, v := range r.Header {
 		if strings.HasPrefix(k, "X-Remote-Extra-") || strings.HasPrefix(k, "Impersonate-") || k == "Authorization" {
