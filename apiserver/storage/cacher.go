@@ -581,12 +581,18 @@ func (c *Cacher) applyLocked(key string, rev int64, cur *cachedObject) {
 		c.ring[(c.ringHead+c.ringLen)%len(c.ring)] = ev
 		c.ringLen++
 	}
+	budget := dispatchBudget
 	for w := range c.watchers {
 		if out, ok := w.convert(&ev); ok {
-			c.deliverLocked(w, out)
+			c.deliverLocked(w, out, &budget)
 		}
 	}
 }
+
+// dispatchBudget is how long one event may wait, over all its watchers, for
+// full buffers to drain: a consumer descheduled during a burst keeps its
+// watch, while one that stays behind is still cut off.
+const dispatchBudget = 100 * time.Millisecond
 
 func (c *Cacher) setRevisionLocked(rev int64) {
 	if rev <= c.revision {
@@ -597,15 +603,29 @@ func (c *Cacher) setRevisionLocked(rev int64) {
 	c.revChanged = make(chan struct{})
 }
 
-// deliverLocked queues ev for w, terminating w if its buffer is full so a
-// slow client never holds up the others (client-go re-watches).
-func (c *Cacher) deliverLocked(w *cacheWatcher, ev watch.Event) {
+// deliverLocked queues ev for w. A full buffer waits out what is left of
+// the event's budget, then w is terminated so a slow client never holds up
+// the others for long (client-go re-watches).
+func (c *Cacher) deliverLocked(w *cacheWatcher, ev watch.Event, budget *time.Duration) {
 	select {
 	case w.input <- ev:
+		return
 	default:
-		c.opts.Logger.Info("terminating slow watcher", "resource", c.cfg.Resource.String(), "buffer", cap(w.input))
-		c.terminateLocked(w, nil)
 	}
+	if *budget > 0 {
+		start := time.Now()
+		timer := time.NewTimer(*budget)
+		defer timer.Stop()
+		select {
+		case w.input <- ev:
+			*budget -= time.Since(start)
+			return
+		case <-timer.C:
+			*budget = 0
+		}
+	}
+	c.opts.Logger.Info("terminating slow watcher", "resource", c.cfg.Resource.String(), "buffer", cap(w.input))
+	c.terminateLocked(w, nil)
 }
 
 // terminateLocked unregisters w and closes its input; w's goroutine then
