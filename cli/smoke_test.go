@@ -10,13 +10,9 @@ import (
 )
 
 // expectedSmokeFailures are the checks of ../shared/kubectl-smoke.sh that
-// need work not done yet, each with the reason. Any other failure fails the
+// may fail, each with the reason; today none. Any other failure fails the
 // test; a listed check that passes is reported so the list can shrink.
-var expectedSmokeFailures = map[string]string{
-	"auth can-i":  "SelfSubjectAccessReview",
-	"auth whoami": "SelfSubjectReview",
-	"[controllers] namespace deletion completes": "namespace controller",
-}
+var expectedSmokeFailures = map[string]string{}
 
 // TestKubectlSmoke runs the newcomer's kubectl walk-through (kept beside
 // the repo in ../shared) against a real `devplane up`.
