@@ -97,6 +97,9 @@ type ControlPlane struct {
 	prepared     atomic.Pointer[server.PreparedServer]
 
 	controllers *controllers.Manager
+	// ext is the extensions server (CRDs), set up by installExtensions.
+	ext     *extensionsState
+	extOnce sync.Once
 	// cachers are the built-in kinds' watch caches, stopped after the drain.
 	cachers []*storage.Cacher
 	// openAPI serves /openapi/v2 and /openapi/v3 (installOpenAPI).

@@ -1,8 +1,6 @@
 package controlplane
 
 import (
-	"sync"
-
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/devplane/devplane/apiserver/extensions"
@@ -18,13 +16,9 @@ type extensionsState struct {
 	api *extensions.Extensions
 }
 
-// extensionsStates holds each ControlPlane's extensionsState (kept out of
-// the ControlPlane struct, which the extensions do not own).
-var extensionsStates sync.Map // *ControlPlane → *extensionsState
-
 func (cp *ControlPlane) extState() *extensionsState {
-	st, _ := extensionsStates.LoadOrStore(cp, &extensionsState{reg: registry.New()})
-	return st.(*extensionsState)
+	cp.extOnce.Do(func() { cp.ext = &extensionsState{reg: registry.New()} })
+	return cp.ext
 }
 
 // installExtensions serves CustomResourceDefinitions and custom resources
@@ -43,10 +37,7 @@ func (cp *ControlPlane) installExtensions() error {
 		return err
 	}
 	st.api = api
-	return cp.Extensions.AddPreShutdownHook("forget-extensions-state", func() error {
-		extensionsStates.Delete(cp)
-		return nil
-	})
+	return nil
 }
 
 // ExtensionsAPI is the extensions server's API (nil before New returns).

@@ -2,7 +2,6 @@ package registry
 
 import (
 	"context"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -11,30 +10,28 @@ import (
 	"github.com/devplane/devplane/apiserver/request"
 )
 
-// admissionChains maps a *Registry to its admission.Interface (kept out
-// of the Registry struct so stores of registries built before admission
-// existed need no change).
-var admissionChains sync.Map
+// admissionHolder boxes an admission.Interface for the atomic pointer.
+type admissionHolder struct{ chain admission.Interface }
 
 // SetAdmission makes every store of the registry, including resources
 // added later, run requests through a (nil: no admission).
 func (r *Registry) SetAdmission(a admission.Interface) {
 	if a == nil {
-		admissionChains.Delete(r)
+		r.admission.Store(nil)
 		return
 	}
-	admissionChains.Store(r, a)
+	r.admission.Store(&admissionHolder{chain: a})
 }
 
 func (s *Store) admissionChain(ctx context.Context) admission.Interface {
 	if s.registry == nil || admission.Skipped(ctx) {
 		return nil
 	}
-	a, ok := admissionChains.Load(s.registry)
-	if !ok {
+	h := s.registry.admission.Load()
+	if h == nil {
 		return nil
 	}
-	return a.(admission.Interface)
+	return h.chain
 }
 
 type dryRunKey struct{}

@@ -109,6 +109,9 @@ type Registry struct {
 	mu        sync.Mutex // serializes writers
 	snapshot  atomic.Pointer[snapshot]
 	listeners []func()
+	// admission runs every store's writes through the admission chain
+	// (nil: none); set once at start-up with SetAdmission.
+	admission atomic.Pointer[admissionHolder]
 }
 
 type snapshot struct {
