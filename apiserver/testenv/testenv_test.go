@@ -159,7 +159,7 @@ func TestConfigForAuthenticatesAsUser(t *testing.T) {
 	// see that as an alert ("bad certificate") or, when its first write
 	// races the alert, as a broken pipe or reset connection.
 	refused := apierrors.IsUnauthorized(err)
-	for _, sign := range []string{"certificate", "broken pipe", "connection reset"} {
+	for _, sign := range []string{"certificate", "broken pipe", "connection reset", "EOF"} {
 		refused = refused || strings.Contains(err.Error(), sign)
 	}
 	if !refused {
