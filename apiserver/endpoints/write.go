@@ -317,24 +317,32 @@ func trackManagedFields(fm *patch.FieldManager, live, obj runtime.Object, manage
 // keepIfUnchanged returns live when out differs from it only in the times
 // of managedFields entries: a write that changes nothing must not produce a
 // new resourceVersion (kubectl apply of the same manifest is a no-op).
+// live is the caller's private copy of the stored object (transforms get
+// one), so it can be returned as is and nothing needs copying.
 func keepIfUnchanged(live, out runtime.Object) runtime.Object {
 	if live == nil || out == nil {
 		return out
 	}
-	l, o := live.DeepCopyObject(), out.DeepCopyObject()
-	for _, obj := range []runtime.Object{l, o} {
-		acc, err := meta.Accessor(obj)
-		if err != nil {
-			return out
-		}
-		entries := acc.GetManagedFields()
-		for i := range entries {
-			entries[i].Time = nil
-		}
-		acc.SetManagedFields(entries)
+	l, err1 := meta.Accessor(live)
+	o, err2 := meta.Accessor(out)
+	if err1 != nil || err2 != nil {
+		return out
 	}
-	if apiequality.Semantic.DeepEqual(l, o) {
-		return live.DeepCopyObject()
+	liveEntries, outEntries := l.GetManagedFields(), o.GetManagedFields()
+	if len(liveEntries) != len(outEntries) {
+		return out
+	}
+	// Compare with out's entry times taken from live, then put them back.
+	withLiveTimes := make([]metav1.ManagedFieldsEntry, len(outEntries))
+	for i := range outEntries {
+		withLiveTimes[i] = outEntries[i]
+		withLiveTimes[i].Time = liveEntries[i].Time
+	}
+	o.SetManagedFields(withLiveTimes)
+	same := apiequality.Semantic.DeepEqual(live, out)
+	o.SetManagedFields(outEntries)
+	if same {
+		return live
 	}
 	return out
 }
