@@ -11,6 +11,7 @@ import (
 
 	"github.com/devplane/devplane/apiserver/admission"
 	"github.com/devplane/devplane/apiserver/registry"
+	"github.com/devplane/devplane/apiserver/request"
 )
 
 // installAdmission gives the core and the extensions registries
@@ -74,7 +75,7 @@ func (s *registrySource) UpdateStatus(ctx context.Context, gvr schema.GroupVersi
 	if err != nil {
 		return err
 	}
-	_, _, err = st.Update(admission.WithoutAdmission(systemContext(ctx)), acc.GetNamespace(), acc.GetName(), "status",
+	_, _, err = st.Update(admission.WithoutAdmission(request.AsAPIServer(ctx)), acc.GetNamespace(), acc.GetName(), "status",
 		func(context.Context, runtime.Object) (runtime.Object, error) { return obj.DeepCopyObject(), nil }, metav1.UpdateOptions{})
 	return err
 }

@@ -116,11 +116,6 @@ func definitionName(r *registry.Resource) string {
 	return strings.Join(parts, ".") + "." + r.Kind
 }
 
-// systemContext acts as the API server itself.
-func systemContext(ctx context.Context) context.Context {
-	return request.WithUser(ctx, &request.User{Name: "system:apiserver", Groups: []string{"system:masters"}})
-}
-
 func (cp *ControlPlane) store(group, version, resource string) *registry.Store {
 	res, ok := cp.CoreRegistry.Lookup(group, version, resource)
 	if !ok {
@@ -130,7 +125,7 @@ func (cp *ControlPlane) store(group, version, resource string) *registry.Store {
 }
 
 func (cp *ControlPlane) bootstrapNamespaces(ctx context.Context) error {
-	ctx = systemContext(ctx)
+	ctx = request.AsAPIServer(ctx)
 	namespaces := cp.store("", "v1", "namespaces")
 	for _, name := range systemNamespaces {
 		err := retry(ctx, func() error {
@@ -150,7 +145,7 @@ func (cp *ControlPlane) bootstrapNamespaces(ctx context.Context) error {
 // bootstrapKubernetesService creates the kubernetes Service in default with
 // the first service IP.
 func (cp *ControlPlane) bootstrapKubernetesService(ctx context.Context) error {
-	ctx = systemContext(ctx)
+	ctx = request.AsAPIServer(ctx)
 	if err := waitForNamespace(ctx, cp.store("", "v1", "namespaces"), metav1.NamespaceDefault); err != nil {
 		return err
 	}

@@ -276,7 +276,7 @@ const (
 
 func (s *security) tokenRequest(ctx context.Context, namespace, name string, obj runtime.Object) (runtime.Object, error) {
 	req := obj.(*authenticationv1.TokenRequest)
-	ctx = systemContext(ctx) // the filter already authorized serviceaccounts/token
+	ctx = request.AsAPIServer(ctx) // the filter already authorized serviceaccounts/token
 	sa, err := s.cp.store("", "v1", "serviceaccounts").Get(ctx, namespace, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, err

@@ -91,7 +91,7 @@ func (unknownBearer) AuthenticateRequest(r *http.Request) (*request.User, bool, 
 
 // lookupCtx bounds the cache reads done on behalf of authn and authz.
 func lookupCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(systemContext(context.Background()), 5*time.Second)
+	return context.WithTimeout(request.AsAPIServer(context.Background()), 5*time.Second)
 }
 
 func (s *security) lookupServiceAccount(namespace, name string) (string, bool) {
@@ -295,7 +295,7 @@ func (s *security) guardRBACStores() {
 // bootstrapRBAC creates the bootstrap policy, and brings existing bootstrap
 // objects up to date unless annotated rbac.authorization.kubernetes.io/autoupdate=false.
 func (s *security) bootstrapRBAC(ctx context.Context) error {
-	ctx = systemContext(ctx)
+	ctx = request.AsAPIServer(ctx)
 	for _, ns := range []string{metav1.NamespaceSystem, metav1.NamespacePublic} {
 		if err := waitForNamespace(ctx, s.cp.store("", "v1", "namespaces"), ns); err != nil {
 			return fmt.Errorf("waiting for namespace %s: %w", ns, err)
@@ -377,7 +377,7 @@ func protectedMeta(m metav1.ObjectMeta) bool {
 // user-defined ones) current, as kube's clusterrole-aggregation controller:
 // it watches ClusterRoles and recomputes after every change.
 func (s *security) runAggregation(ctx context.Context) {
-	ctx = systemContext(ctx)
+	ctx = request.AsAPIServer(ctx)
 	store := s.cp.store(rbacv1.GroupName, "v1", "clusterroles")
 	for ctx.Err() == nil {
 		w, err := store.Watch(ctx, "", metav1.ListOptions{ResourceVersion: "0", AllowWatchBookmarks: false})

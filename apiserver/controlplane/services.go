@@ -11,6 +11,7 @@ import (
 
 	"github.com/devplane/devplane/apiserver/ipalloc"
 	"github.com/devplane/devplane/apiserver/registry"
+	"github.com/devplane/devplane/apiserver/request"
 )
 
 // Node ports come from kube-apiserver's default range, 30000-32767.
@@ -62,7 +63,7 @@ func (cp *ControlPlane) serviceAllocation(services *registry.Store) error {
 					return
 				case <-tick.C:
 				}
-				list, err := services.List(systemContext(ctx), "", metav1.ListOptions{})
+				list, err := services.List(request.AsAPIServer(ctx), "", metav1.ListOptions{})
 				if err != nil {
 					continue
 				}

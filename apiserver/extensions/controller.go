@@ -18,15 +18,10 @@ import (
 	"github.com/devplane/devplane/apiserver/storage"
 )
 
-// systemContext acts as the API server itself.
-func systemContext(ctx context.Context) context.Context {
-	return request.WithUser(ctx, &request.User{Name: "system:apiserver", Groups: []string{"system:masters"}})
-}
-
 // runController lists and watches CRDs and reconciles each change: names,
 // serving, conditions and deletion. It runs until ctx ends.
 func (e *Extensions) runController(ctx context.Context) {
-	ctx = systemContext(ctx)
+	ctx = request.AsAPIServer(ctx)
 	delay := 50 * time.Millisecond
 	for ctx.Err() == nil {
 		err := e.listAndWatch(ctx)

@@ -163,7 +163,7 @@ func (e *Extensions) checkNamespace(ctx context.Context, gr schema.GroupResource
 	if !ok || res.Store == nil {
 		return nil
 	}
-	ctx = systemContext(ctx)
+	ctx = request.AsAPIServer(ctx)
 	obj, err := res.Store.Get(ctx, "", namespace, metav1.GetOptions{ResourceVersion: "0"})
 	if apierrors.IsNotFound(err) {
 		obj, err = res.Store.Get(ctx, "", namespace, metav1.GetOptions{})

@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/devplane/devplane/apiserver/request"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,7 +20,7 @@ func (e *Extensions) resolveService(namespace, name string, port int32) (string,
 	if e.core() == nil {
 		return "", fmt.Errorf("no service resolution without the core registry")
 	}
-	ctx := systemContext(context.Background())
+	ctx := request.AsAPIServer(context.Background())
 	svcRes, ok := e.core().Lookup("", "v1", "services")
 	if !ok {
 		return "", fmt.Errorf("services are not served")
