@@ -46,19 +46,26 @@ func configFor(cfg *rest.Config, name string) *rest.Config {
 	return c
 }
 
-// clientsFor are the typed and metadata clients of controller name, for the
-// controllers that act on every resource through metadata.
-func clientsFor(cfg *rest.Config, name string) (kubernetes.Interface, metadata.Interface, error) {
+// clients are one controller's API clients: typed and metadata ones for
+// writes, and reads for its informers (in-process when local is set).
+type clients struct {
+	client   kubernetes.Interface
+	metadata metadata.Interface
+	reads    reads
+}
+
+func clientsFor(cfg *rest.Config, local Local, name string) (clients, error) {
 	cfg = configFor(cfg, name)
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, nil, err
+		return clients{}, err
 	}
 	md, err := metadata.NewForConfig(cfg)
 	if err != nil {
-		return nil, nil, err
+		return clients{}, err
 	}
-	return client, md, nil
+	return clients{client: client, metadata: md,
+		reads: reads{local: local, restCore: client.CoreV1().RESTClient(), metadata: md}}, nil
 }
 
 func loggerOr(l *slog.Logger, name string) *slog.Logger {

@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
@@ -42,14 +41,17 @@ type gcWork struct {
 
 // GarbageCollector deletes objects whose owners are gone, and carries out
 // foreground and orphan deletion, for every resource the API serves
-// (custom resources included: discovery is re-read every few seconds).
+// (custom resources included: Resync re-reads discovery when CRDs change).
 type GarbageCollector struct {
 	metadata  metadata.Interface
 	client    kubernetes.Interface
+	reads     reads
 	discovery discovery.DiscoveryInterface
 	logger    *slog.Logger
 
-	// DiscoveryInterval is how often resources are re-discovered.
+	// DiscoveryInterval is how often resources are re-discovered (30s, as
+	// kube-controller-manager). CRD changes call Resync at once, so only
+	// aggregated APIs wait for it.
 	DiscoveryInterval time.Duration
 
 	graph    *dependencyGraph
@@ -74,18 +76,20 @@ type gcMonitor struct {
 	done     chan struct{}
 }
 
-// NewGarbageCollector builds the garbage collector.
-func NewGarbageCollector(cfg *rest.Config, logger *slog.Logger) (*GarbageCollector, error) {
-	client, md, err := clientsFor(cfg, "garbage-collector")
+// NewGarbageCollector builds the garbage collector. With local set, its
+// monitors read the server's watch caches in-process.
+func NewGarbageCollector(cfg *rest.Config, local Local, logger *slog.Logger) (*GarbageCollector, error) {
+	c, err := clientsFor(cfg, local, "garbage-collector")
 	if err != nil {
 		return nil, err
 	}
 	return &GarbageCollector{
-		metadata:          md,
-		client:            client,
-		discovery:         client.Discovery(),
+		metadata:          c.metadata,
+		client:            c.client,
+		reads:             c.reads,
+		discovery:         c.client.Discovery(),
 		logger:            loggerOr(logger, "garbage-collector"),
-		DiscoveryInterval: 3 * time.Second,
+		DiscoveryInterval: 30 * time.Second,
 		resync:            make(chan struct{}, 1),
 	}, nil
 }
@@ -212,7 +216,7 @@ func (gc *GarbageCollector) syncMonitors(ctx context.Context) error {
 }
 
 func (gc *GarbageCollector) startMonitor(ctx context.Context, gvr schema.GroupVersionResource, kind string) {
-	informer := metadatainformer.NewFilteredMetadataInformer(gc.metadata, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
+	informer := cache.NewSharedIndexInformer(gc.reads.metadataOnly(gvr), &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
 	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { gc.observe(gvr, kind, obj) },
 		UpdateFunc: func(_, obj any) { gc.observe(gvr, kind, obj) },

@@ -92,7 +92,7 @@ func (f *gcFixture) configMapGetter(name string) func() (any, bool) {
 
 func startGC(t *testing.T, s *testServer) *controllers.GarbageCollector {
 	t.Helper()
-	gc, err := controllers.NewGarbageCollector(s.cfg, nil)
+	gc, err := controllers.NewGarbageCollector(s.cfg, s.cp.LocalReader, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,10 @@ type ManagerOptions struct {
 	LeaderElectionLockName string
 	// DisableLeaderElection runs the controllers at once (one replica).
 	DisableLeaderElection bool
-	Logger                *slog.Logger
+	// Local, when set, feeds the controllers' informers from the server's
+	// own watch caches in-process; otherwise they list and watch over HTTP.
+	Local  Local
+	Logger *slog.Logger
 }
 
 // Manager runs the controllers (under leader election) and the lease
@@ -62,20 +65,20 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (*Manager, error) {
 		opts.LeaderElectionLockName = "devplane-controller-manager"
 	}
 	m := &Manager{cfg: cfg, opts: opts, logger: loggerOr(opts.Logger, "manager")}
-	ns, err := NewNamespaceController(cfg, opts.Logger)
+	ns, err := NewNamespaceController(cfg, opts.Local, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
-	if m.gc, err = NewGarbageCollector(cfg, opts.Logger); err != nil {
+	if m.gc, err = NewGarbageCollector(cfg, opts.Local, opts.Logger); err != nil {
 		return nil, err
 	}
-	sa, err := NewServiceAccountsController(cfg, opts.Logger)
+	sa, err := NewServiceAccountsController(cfg, opts.Local, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
 	m.controllers = []Controller{ns, m.gc, sa}
 	if len(opts.CA) > 0 {
-		ca, err := NewRootCAPublisher(cfg, opts.CA, opts.Logger)
+		ca, err := NewRootCAPublisher(cfg, opts.Local, opts.CA, opts.Logger)
 		if err != nil {
 			return nil, err
 		}

@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -29,6 +28,7 @@ import (
 type NamespaceController struct {
 	client    kubernetes.Interface
 	metadata  metadata.Interface
+	reads     reads
 	discovery discovery.DiscoveryInterface
 	logger    *slog.Logger
 	synced    atomic.Bool
@@ -37,15 +37,16 @@ type NamespaceController struct {
 }
 
 // NewNamespaceController builds the namespace controller.
-func NewNamespaceController(cfg *rest.Config, logger *slog.Logger) (*NamespaceController, error) {
-	client, md, err := clientsFor(cfg, "namespace-controller")
+func NewNamespaceController(cfg *rest.Config, local Local, logger *slog.Logger) (*NamespaceController, error) {
+	c, err := clientsFor(cfg, local, "namespace-controller")
 	if err != nil {
 		return nil, err
 	}
 	return &NamespaceController{
-		client:          client,
-		metadata:        md,
-		discovery:       client.Discovery(),
+		client:          c.client,
+		metadata:        c.metadata,
+		reads:           c.reads,
+		discovery:       c.client.Discovery(),
 		logger:          loggerOr(logger, "namespace"),
 		deletionWorkers: 8,
 	}, nil
@@ -60,21 +61,25 @@ func (c *NamespaceController) Run(ctx context.Context) error {
 	// Retries start at 10ms so an emptied namespace goes quickly, and stop
 	// growing at 1s: content held by finalizers is re-checked every second.
 	queue := newQueue[string]("namespace", 10*time.Millisecond, time.Second)
-	factory := informers.NewSharedInformerFactory(c.client, 5*time.Minute)
-	defer factory.Shutdown()
+	informer := cache.NewSharedIndexInformer(c.reads.typed("namespaces", nil), &corev1.Namespace{}, 5*time.Minute, cache.Indexers{})
 	enqueue := func(obj any) {
 		if ns, ok := obj.(*corev1.Namespace); ok && ns.DeletionTimestamp != nil {
 			queue.Add(ns.Name)
 		}
 	}
-	if _, err := factory.Core().V1().Namespaces().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    enqueue,
 		UpdateFunc: func(_, obj any) { enqueue(obj) },
 	}); err != nil {
 		return err
 	}
-	factory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), factory.Core().V1().Namespaces().Informer().HasSynced) {
+	informerDone := make(chan struct{})
+	defer func() { <-informerDone }()
+	go func() {
+		defer close(informerDone)
+		informer.RunWithContext(ctx)
+	}()
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 		queue.ShutDown()
 		return ctx.Err()
 	}

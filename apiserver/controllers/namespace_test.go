@@ -39,7 +39,7 @@ func createNamespace(t *testing.T, s *testServer, name string) {
 func TestNamespaceController(t *testing.T) {
 	s := startServer(t)
 	ctx := context.Background()
-	c, err := controllers.NewNamespaceController(s.cfg, nil)
+	c, err := controllers.NewNamespaceController(s.cfg, s.cp.LocalReader, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,16 +3,18 @@ package controllers
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"sync/atomic"
+
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/informers"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	"time"
 )
 
 // perNamespaceObject keeps one named object in every Active namespace:
@@ -21,11 +23,12 @@ type perNamespaceObject struct {
 	controllerName string
 	objectName     string
 	client         kubernetes.Interface
+	reads          reads
 	logger         *slog.Logger
 	synced         atomic.Bool
-	// informer returns the objects' informer from a factory that only
-	// lists objects named objectName.
-	informer func(informers.SharedInformerFactory) cache.SharedIndexInformer
+	// resource and newObject are the objects' core/v1 resource and type.
+	resource  string
+	newObject func() runtime.Object
 	// reconcile makes the object in namespace right; cached is what the
 	// informer holds (nil when absent).
 	reconcile func(ctx context.Context, namespace string, cached any) error
@@ -37,15 +40,12 @@ func (c *perNamespaceObject) HasSynced() bool { return c.synced.Load() }
 func (c *perNamespaceObject) Run(ctx context.Context) error {
 	defer c.synced.Store(false)
 	queue := newQueue[string](c.controllerName, 10*time.Millisecond, 10*time.Second)
-	namespaces := informers.NewSharedInformerFactory(c.client, 0)
-	defer namespaces.Shutdown()
-	objects := informers.NewSharedInformerFactoryWithOptions(c.client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+	nsInformer := cache.NewSharedIndexInformer(c.reads.typed("namespaces", nil), &corev1.Namespace{}, 0, cache.Indexers{})
+	onlyNamed := func(o *metav1.ListOptions) {
 		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", c.objectName).String()
-	}))
-	defer objects.Shutdown()
-
-	nsInformer := namespaces.Core().V1().Namespaces().Informer()
-	objInformer := c.informer(objects)
+	}
+	objInformer := cache.NewSharedIndexInformer(c.reads.typed(c.resource, onlyNamed), c.newObject(), 0,
+		cache.Indexers{})
 	enqueueNamespace := func(obj any) {
 		if ns, ok := obj.(*corev1.Namespace); ok && ns.Status.Phase != corev1.NamespaceTerminating {
 			queue.Add(ns.Name)
@@ -71,8 +71,11 @@ func (c *perNamespaceObject) Run(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	namespaces.Start(ctx.Done())
-	objects.Start(ctx.Done())
+	var informers sync.WaitGroup
+	defer informers.Wait()
+	for _, inf := range []cache.SharedIndexInformer{nsInformer, objInformer} {
+		informers.Go(func() { inf.RunWithContext(ctx) })
+	}
 	if !cache.WaitForCacheSync(ctx.Done(), nsInformer.HasSynced, objInformer.HasSynced) {
 		queue.ShutDown()
 		return nil

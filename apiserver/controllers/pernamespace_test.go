@@ -17,11 +17,11 @@ func TestServiceAccountsAndRootCA(t *testing.T) {
 	s := startServer(t)
 	ctx := context.Background()
 	caPEM := s.cp.Certs.CA.CertPEM
-	sa, err := controllers.NewServiceAccountsController(s.cfg, nil)
+	sa, err := controllers.NewServiceAccountsController(s.cfg, s.cp.LocalReader, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ca, err := controllers.NewRootCAPublisher(s.cfg, caPEM, nil)
+	ca, err := controllers.NewRootCAPublisher(s.cfg, s.cp.LocalReader, caPEM, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,10 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 )
 
 // Names of the root CA ConfigMap, as kube-controller-manager publishes it.
@@ -22,20 +20,21 @@ const (
 // NewRootCAPublisher keeps the kube-root-ca.crt ConfigMap (key ca.crt =
 // caPEM) in every Active namespace, recreating or restoring it when it is
 // deleted or changed.
-func NewRootCAPublisher(cfg *rest.Config, caPEM []byte, logger *slog.Logger) (Controller, error) {
-	client, err := kubernetes.NewForConfig(configFor(cfg, "root-ca-cert-publisher"))
+func NewRootCAPublisher(cfg *rest.Config, local Local, caPEM []byte, logger *slog.Logger) (Controller, error) {
+	c, err := clientsFor(cfg, local, "root-ca-cert-publisher")
 	if err != nil {
 		return nil, err
 	}
+	client := c.client
 	ca := string(caPEM)
 	return &perNamespaceObject{
 		controllerName: "root-ca-cert-publisher",
 		objectName:     RootCAConfigMapName,
 		client:         client,
+		reads:          c.reads,
 		logger:         loggerOr(logger, "root-ca-cert-publisher"),
-		informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
-			return f.Core().V1().ConfigMaps().Informer()
-		},
+		resource:       "configmaps",
+		newObject:      func() runtime.Object { return &corev1.ConfigMap{} },
 		reconcile: func(ctx context.Context, namespace string, cached any) error {
 			configMaps := client.CoreV1().ConfigMaps(namespace)
 			if cached == nil {

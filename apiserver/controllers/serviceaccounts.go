@@ -6,10 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 )
 
 // DefaultServiceAccountName is the service account every namespace gets.
@@ -17,19 +15,20 @@ const DefaultServiceAccountName = "default"
 
 // NewServiceAccountsController keeps a "default" ServiceAccount in every
 // Active namespace, recreating it when deleted.
-func NewServiceAccountsController(cfg *rest.Config, logger *slog.Logger) (Controller, error) {
-	client, err := kubernetes.NewForConfig(configFor(cfg, "serviceaccount-controller"))
+func NewServiceAccountsController(cfg *rest.Config, local Local, logger *slog.Logger) (Controller, error) {
+	c, err := clientsFor(cfg, local, "serviceaccount-controller")
 	if err != nil {
 		return nil, err
 	}
+	client := c.client
 	return &perNamespaceObject{
 		controllerName: "serviceaccount-controller",
 		objectName:     DefaultServiceAccountName,
 		client:         client,
+		reads:          c.reads,
 		logger:         loggerOr(logger, "serviceaccount"),
-		informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
-			return f.Core().V1().ServiceAccounts().Informer()
-		},
+		resource:       "serviceaccounts",
+		newObject:      func() runtime.Object { return &corev1.ServiceAccount{} },
 		reconcile: func(ctx context.Context, namespace string, cached any) error {
 			if cached != nil {
 				return nil // exists; its content is the user's

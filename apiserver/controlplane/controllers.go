@@ -25,6 +25,7 @@ func (cp *ControlPlane) installControllers() error {
 		// One process on its own etcd needs no election; replicas sharing
 		// an external etcd take turns.
 		DisableLeaderElection: len(cp.opts.EtcdServers) == 0,
+		Local:                 cp.LocalReader,
 		Logger:                cp.logger.With("component", "controllers"),
 	})
 	if err != nil {
