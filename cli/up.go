@@ -26,9 +26,10 @@ import (
 // UpOptions are the flags of `devplane up`.
 type UpOptions struct {
 	// Generic
-	Name     string
-	DataDir  string
-	EventTTL time.Duration
+	Name      string
+	DataDir   string
+	EventTTL  time.Duration
+	Profiling bool
 
 	// Secure serving
 	BindAddress      string
@@ -74,6 +75,8 @@ func (o *UpOptions) flags() []cli.Flag {
 		&cli.DurationFlag{Name: "event-ttl", Value: time.Hour, Category: catGeneric, Destination: &o.EventTTL,
 			Usage: "how long events are kept (etcd deletes them after this, rounded up to whole seconds)"},
 
+		&cli.BoolFlag{Name: "profiling", Value: true, Category: catGeneric, Destination: &o.Profiling,
+			Usage: "serve Go profiles at /debug/pprof/ (cluster admins only), as kube-apiserver's --profiling"},
 		&cli.StringFlag{Name: "bind-address", Value: "127.0.0.1", Category: catServing, Destination: &o.BindAddress,
 			Usage: "IP address to serve the API on"},
 		&cli.IntFlag{Name: "port", Value: 6443, Category: catServing, Destination: &o.Port,
@@ -329,6 +332,7 @@ func (o *UpOptions) Run(parent context.Context, stdout *os.File, stderr io.Write
 		TokenAuthFile:         o.TokenAuthFile,
 		AuthorizationMode:     o.AuthorizationMode,
 		ServiceAccountIssuer:  o.ServiceAccountIssuer,
+		Profiling:             o.Profiling,
 		Logger:                logger,
 	}
 	cp, err := controlplane.New(ctx, cpOpts)

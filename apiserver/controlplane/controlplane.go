@@ -78,6 +78,10 @@ type Options struct {
 	// controllers' own tests run theirs instead).
 	DisableControllers bool
 
+	// Profiling serves Go's profiles at /debug/pprof/ (kube-apiserver's
+	// --profiling); cluster admins only.
+	Profiling bool
+
 	Logger *slog.Logger
 }
 
@@ -94,6 +98,8 @@ type ControlPlane struct {
 	Extensions *server.GenericAPIServer
 	// CoreRegistry holds the built-in resources the core server serves.
 	CoreRegistry *registry.Registry
+	// aggregatorRegistry serves apiregistration.k8s.io (set by installAggregator).
+	aggregatorRegistry atomic.Pointer[registry.Registry]
 	prepared     atomic.Pointer[server.PreparedServer]
 
 	controllers *controllers.Manager
@@ -250,6 +256,9 @@ func (cp *ControlPlane) buildChain() error {
 		return err
 	}
 	cp.installOpenAPI()
+	if cp.opts.Profiling {
+		cp.installProfiling()
+	}
 	if err := cp.installIssuerDiscovery(sec); err != nil {
 		return err
 	}
