@@ -145,7 +145,7 @@ func NewCacher(store *Store, cfg Config, opts CacherOptions) (*Cacher, error) {
 		ready:      make(chan struct{}),
 		objects:    map[string]*cachedObject{},
 		revChanged: make(chan struct{}),
-		ring:       make([]cacheEvent, opts.EventRingSize),
+		ring:       make([]cacheEvent, min(initialRingSize, opts.EventRingSize)),
 		watchers:   map[*cacheWatcher]struct{}{},
 	}
 	go c.reflect()
@@ -573,6 +573,9 @@ func (c *Cacher) applyLocked(key string, rev int64, cur *cachedObject) {
 	default:
 		return // deletion of something never seen
 	}
+	if c.ringLen == len(c.ring) && len(c.ring) < c.opts.EventRingSize {
+		c.growRingLocked()
+	}
 	if c.ringLen == len(c.ring) {
 		c.ringFloor = c.ring[c.ringHead].rev
 		c.ring[c.ringHead] = ev
@@ -748,6 +751,19 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts ListOptions) (watch
 	c.mu.Unlock()
 	go w.run(initial)
 	return w, nil
+}
+
+// initialRingSize is where each event ring starts: most resources see few
+// events, and fifty full-size rings would be megabytes of idle memory.
+const initialRingSize = 16
+
+// growRingLocked doubles the full ring (up to EventRingSize), oldest
+// event first.
+func (c *Cacher) growRingLocked() {
+	grown := make([]cacheEvent, min(2*len(c.ring), c.opts.EventRingSize))
+	n := copy(grown, c.ring[c.ringHead:])
+	copy(grown[n:], c.ring[:c.ringHead])
+	c.ring, c.ringHead = grown, 0
 }
 
 // cacheWatcher is one watch served from the cache.

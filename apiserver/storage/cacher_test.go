@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -198,6 +199,42 @@ func TestCacherWatchOlderThanRingIsExpired(t *testing.T) {
 	defer recent.Stop()
 	expectEvent(t, recent, watch.Added, "cm-00008")
 	expectEvent(t, recent, watch.Added, "cm-00009")
+}
+
+// The ring starts small and grows: a watch can resume from any event up to
+// EventRingSize back, also when the ring wrapped while growing.
+func TestCacherRingGrowsToEventRingSize(t *testing.T) {
+	ctx := testContext(t)
+	cfg := testConfig(t)
+	const size = 4 * initialRingSize
+	cacher := newTestCacher(t, cfg, CacherOptions{EventRingSize: size})
+	first := &corev1.ConfigMap{}
+	if err := cacher.Create(ctx, objectKey(cfg, "ns", "first"), newConfigMap("ns", "first", nil), first, 0); err != nil {
+		t.Fatal(err)
+	}
+	createConfigMaps(t, cacher, cfg, "ns", size-1, nil) // exactly fills the grown ring
+	if err := cacher.GetList(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true}, &corev1.ConfigMapList{}); err != nil {
+		t.Fatal(err)
+	}
+	// Every event is still there: resuming just before the first replays all.
+	firstRev, _ := strconv.ParseInt(first.ResourceVersion, 10, 64)
+	w, err := cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true, ResourceVersion: strconv.FormatInt(firstRev, 10)})
+	if err != nil {
+		t.Fatalf("resume within the grown ring: %v", err)
+	}
+	for i := range size - 1 {
+		expectEvent(t, w, watch.Added, fmt.Sprintf("cm-%05d", i))
+	}
+	w.Stop()
+	// One more event pushes the oldest out: its revision is now too old.
+	createConfigMaps(t, cacher, cfg, "other", 1, nil)
+	if err := cacher.GetList(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true}, &corev1.ConfigMapList{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true, ResourceVersion: strconv.FormatInt(firstRev-1, 10)})
+	if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
+		t.Fatalf("watch before the full ring: want 410, got %v", err)
+	}
 }
 
 func TestCacherWatchersShareOneEtcdWatch(t *testing.T) {
