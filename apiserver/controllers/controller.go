@@ -14,10 +14,12 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 )
 
@@ -120,6 +122,21 @@ func processNext[T comparable](ctx context.Context, queue workqueue.TypedRateLim
 		queue.AddRateLimited(item)
 	}
 	return true
+}
+
+// waitForSync waits until every informer has synced or ctx ends. It checks
+// every few milliseconds, not every 100ms as cache.WaitForCacheSync does:
+// the controllers' sync is part of /readyz, and start-up is measured in ms.
+func waitForSync(ctx context.Context, synced ...cache.InformerSynced) bool {
+	err := wait.PollUntilContextCancel(ctx, 5*time.Millisecond, true, func(context.Context) (bool, error) {
+		for _, s := range synced {
+			if !s() {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	return err == nil
 }
 
 // errRequeue asks for a rate-limited retry without logging: the item is

@@ -262,7 +262,7 @@ func (gc *GarbageCollector) waitForMonitors(ctx context.Context, timeout time.Du
 	for _, m := range gc.monitors {
 		synced = append(synced, m.informer.HasSynced)
 	}
-	return cache.WaitForCacheSync(ctx.Done(), synced...)
+	return waitForSync(ctx, synced...)
 }
 
 // observe records an added or updated object and queues what it implies.

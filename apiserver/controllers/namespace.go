@@ -79,7 +79,7 @@ func (c *NamespaceController) Run(ctx context.Context) error {
 		defer close(informerDone)
 		informer.RunWithContext(ctx)
 	}()
-	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+	if !waitForSync(ctx, informer.HasSynced) {
 		queue.ShutDown()
 		return ctx.Err()
 	}

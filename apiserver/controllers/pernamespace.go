@@ -76,7 +76,7 @@ func (c *perNamespaceObject) Run(ctx context.Context) error {
 	for _, inf := range []cache.SharedIndexInformer{nsInformer, objInformer} {
 		informers.Go(func() { inf.RunWithContext(ctx) })
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), nsInformer.HasSynced, objInformer.HasSynced) {
+	if !waitForSync(ctx, nsInformer.HasSynced, objInformer.HasSynced) {
 		queue.ShutDown()
 		return nil
 	}
