@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -301,13 +303,29 @@ func (s *security) bootstrapRBAC(ctx context.Context) error {
 			return fmt.Errorf("waiting for namespace %s: %w", ns, err)
 		}
 	}
-	for _, obj := range authz.BootstrapObjects() {
-		if err := retry(ctx, func() error { return s.reconcileBootstrap(ctx, obj) }); err != nil {
-			return fmt.Errorf("bootstrap %T %s: %w", obj, nameOf(obj), err)
-		}
+	// The objects are independent (a binding may name a role not yet
+	// created), so they are written side by side: concurrent etcd
+	// transactions share fsyncs, and this hook gates /readyz.
+	objects := authz.BootstrapObjects()
+	errs := make([]error, len(objects))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range bootstrapWorkers {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(objects); i = int(next.Add(1)) - 1 {
+				obj := objects[i]
+				if err := retry(ctx, func() error { return s.reconcileBootstrap(ctx, obj) }); err != nil {
+					errs[i] = fmt.Errorf("bootstrap %T %s: %w", obj, nameOf(obj), err)
+				}
+			}
+		})
 	}
-	return nil
+	wg.Wait()
+	return errors.Join(errs...)
 }
+
+// bootstrapWorkers bound the bootstrap policy objects written at once.
+const bootstrapWorkers = 8
 
 func (s *security) reconcileBootstrap(ctx context.Context, wanted runtime.Object) error {
 	var resource string
