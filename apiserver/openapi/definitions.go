@@ -9,6 +9,7 @@ import (
 	"github.com/devplane/devplane/apiserver/builtin"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	apischema "k8s.io/apimachinery/pkg/runtime/schema"
 	builderutil "k8s.io/kube-openapi/pkg/builder3/util"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/handler"
@@ -28,56 +29,175 @@ const (
 // (io.k8s.api.apps.v1.Deployment), in the OpenAPI v3 form kube-apiserver feeds
 // to managedfields.NewTypeConverter: refs point at #/components/schemas/ and
 // refs with siblings are wrapped in allOf. Kinds carry
-// x-kubernetes-group-version-kind. Built once on first use; callers must not
-// mutate the result.
+// x-kubernetes-group-version-kind. Built once on first use and kept; callers
+// must not mutate the result. Callers needing only some definitions should
+// use DefinitionsReachableFrom, which builds only those.
 func Definitions() map[string]*spec.Schema {
-	return generatedV3().schemas
+	return allV3Definitions()
 }
 
-// definitionSet is one rendering (v2 or v3) of the generated definitions with
-// the direct dependencies of each, so documents can include only the closure
-// of what their paths reference.
-type definitionSet struct {
-	schemas      map[string]*spec.Schema
-	dependencies map[string][]string
+var allV3Definitions = sync.OnceValue(func() map[string]*spec.Schema { return generatedV3.all() })
+
+// DefinitionsReachableFrom returns the named generated definitions and every
+// definition they refer to, directly or not, in the form Definitions has
+// (each schema equal to Definitions()[name]); unknown names are skipped.
+// They are built for this call and not kept, so a caller that keeps only
+// what it derives from them (a type converter for one kind) holds memory in
+// proportion to that kind. Callers must not mutate the result.
+func DefinitionsReachableFrom(names ...string) map[string]*spec.Schema {
+	ref := refCallback(v3RefPrefix)
+	return closure(names, func(name string) (*spec.Schema, []string) {
+		rendered, ok := renderDefinition(v3RefPrefix, ref, name)
+		if !ok {
+			return nil, nil
+		}
+		return rendered.schema, rendered.dependencies
+	})
+}
+
+// KindDefinitionName returns the name of the generated definition whose
+// x-kubernetes-group-version-kind lists gvk, e.g. io.k8s.api.core.v1.ConfigMap
+// for /v1, Kind=ConfigMap.
+func KindDefinitionName(gvk apischema.GroupVersionKind) (string, bool) {
+	name, ok := definitionsByKind()[gvk]
+	return name, ok
+}
+
+var definitionsByKind = sync.OnceValue(indexDefinitionsByKind)
+
+func indexDefinitionsByKind() map[apischema.GroupVersionKind]string {
+	generators := definitionGenerators()
+	byKind := map[apischema.GroupVersionKind]string{}
+	for name, kinds := range kindsByDefinition() {
+		if _, generated := generators[name]; !generated {
+			continue // only generated definitions carry the extension
+		}
+		for _, k := range kinds {
+			entry := k.(map[string]interface{})
+			gvk := apischema.GroupVersionKind{Group: entry["group"].(string), Version: entry["version"].(string), Kind: entry["kind"].(string)}
+			byKind[gvk] = name
+		}
+	}
+	return byKind
+}
+
+// definitionGenerators indexes the generated builder functions by Kubernetes
+// name. Only the index is built here: a definition is built when looked up.
+var definitionGenerators = sync.OnceValue(indexDefinitionGenerators)
+
+func indexDefinitionGenerators() map[string]func(common.ReferenceCallback) common.OpenAPIDefinition {
+	funcs := openAPIDefinitionFuncs()
+	byName := make(map[string]func(common.ReferenceCallback) common.OpenAPIDefinition, len(funcs))
+	for key, generate := range funcs {
+		byName[definitionName(key)] = generate
+	}
+	return byName
+}
+
+// kindsByDefinition is shared by both renderings and every lookup; building
+// it registers every served group version in a scheme, which is not cheap.
+var kindsByDefinition = sync.OnceValue(groupVersionKindsByDefinition)
+
+// GetOpenAPIDefinitions builds every generated definition, keyed as
+// openapi-gen keys them, as openapi-gen's own GetOpenAPIDefinitions does.
+// This package builds definitions one at a time instead.
+func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
+	funcs := openAPIDefinitionFuncs()
+	definitions := make(map[string]common.OpenAPIDefinition, len(funcs))
+	for key, generate := range funcs {
+		definitions[key] = generate(ref)
+	}
+	return definitions
+}
+
+// renderedDefinition is one generated definition in one document flavor (v2
+// or v3) with its direct dependencies, so documents and type converters can
+// take only the closure of what they reference.
+type renderedDefinition struct {
+	schema       *spec.Schema
+	dependencies []string
+}
+
+func refCallback(refPrefix string) common.ReferenceCallback {
+	return func(goOrModelName string) spec.Ref {
+		return spec.MustCreateRef(refPrefix + common.EscapeJsonPointer(definitionName(goOrModelName)))
+	}
+}
+
+// renderDefinition builds the named definition for the flavor of refPrefix.
+func renderDefinition(refPrefix string, ref common.ReferenceCallback, name string) (renderedDefinition, bool) {
+	generate, ok := definitionGenerators()[name]
+	if !ok {
+		return renderedDefinition{}, false
+	}
+	definition := generate(ref)
+	schema := definition.Schema
+	if refPrefix == v2RefPrefix {
+		schema = v2Form(schema)
+	} else {
+		schema = *v3Form(&schema)
+	}
+	if kinds, ok := kindsByDefinition()[name]; ok {
+		schema.Extensions = withExtension(schema.Extensions, extensionGroupVersionKind, kinds)
+	}
+	dependencies := make([]string, 0, len(definition.Dependencies))
+	for _, dependency := range definition.Dependencies {
+		dependencies = append(dependencies, definitionName(dependency))
+	}
+	return renderedDefinition{schema: &schema, dependencies: dependencies}, true
+}
+
+// definitionCache holds the definitions of one flavor built so far, for the
+// documents: a document builds only the closure of what its paths reference,
+// so serving one group version does not build all ~600 definitions.
+type definitionCache struct {
+	refPrefix string
+	ref       common.ReferenceCallback
+
+	mu       sync.Mutex
+	rendered map[string]renderedDefinition
+}
+
+func newDefinitionCache(refPrefix string) *definitionCache {
+	return &definitionCache{refPrefix: refPrefix, ref: refCallback(refPrefix), rendered: map[string]renderedDefinition{}}
 }
 
 // The two renderings are built independently so a process that only serves v3
 // (kubectl 1.32's default) never pays for v2 and vice versa.
 var (
-	generatedV2 = sync.OnceValue(func() definitionSet { return buildGeneratedDefinitions(v2RefPrefix) })
-	generatedV3 = sync.OnceValue(func() definitionSet { return buildGeneratedDefinitions(v3RefPrefix) })
+	generatedV2 = newDefinitionCache(v2RefPrefix)
+	generatedV3 = newDefinitionCache(v3RefPrefix)
 )
 
-func buildGeneratedDefinitions(refPrefix string) definitionSet {
-	refCallback := func(goOrModelName string) spec.Ref {
-		return spec.MustCreateRef(refPrefix + common.EscapeJsonPointer(definitionName(goOrModelName)))
-	}
-	generated := GetOpenAPIDefinitions(refCallback)
-	kindsByDefinition := groupVersionKindsByDefinition()
-	set := definitionSet{
-		schemas:      make(map[string]*spec.Schema, len(generated)),
-		dependencies: make(map[string][]string, len(generated)),
-	}
-	for key, definition := range generated {
-		name := definitionName(key)
-		schema := definition.Schema
-		if refPrefix == v2RefPrefix {
-			schema = v2Form(schema)
-		} else {
-			schema = *v3Form(&schema)
+// has reports whether name is a generated definition, without building it.
+func (c *definitionCache) has(name string) bool {
+	_, ok := definitionGenerators()[name]
+	return ok
+}
+
+// lookup returns name's definition and direct dependencies, building and
+// keeping it on first use; nil for a name that is not generated.
+func (c *definitionCache) lookup(name string) (*spec.Schema, []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rendered, ok := c.rendered[name]
+	if !ok {
+		if rendered, ok = renderDefinition(c.refPrefix, c.ref, name); !ok {
+			return nil, nil
 		}
-		if kinds, ok := kindsByDefinition[name]; ok {
-			schema.Extensions = withExtension(schema.Extensions, extensionGroupVersionKind, kinds)
-		}
-		set.schemas[name] = &schema
-		dependencies := make([]string, 0, len(definition.Dependencies))
-		for _, dependency := range definition.Dependencies {
-			dependencies = append(dependencies, definitionName(dependency))
-		}
-		set.dependencies[name] = dependencies
+		c.rendered[name] = rendered
 	}
-	return set
+	return rendered.schema, rendered.dependencies
+}
+
+// all builds every generated definition and returns them by name.
+func (c *definitionCache) all() map[string]*spec.Schema {
+	generators := definitionGenerators()
+	schemas := make(map[string]*spec.Schema, len(generators))
+	for name := range generators {
+		schemas[name], _ = c.lookup(name)
+	}
+	return schemas
 }
 
 // v2Form mirrors kube-apiserver's v2 output: types with a v3-only shape
@@ -233,7 +353,7 @@ func referencedDefinitions(schema *spec.Schema) []string {
 // ones (custom resources) in one document flavor. Supplied definitions win on
 // a name clash.
 type definitionResolver struct {
-	generated definitionSet
+	generated *definitionCache
 	extra     map[string]*spec.Schema
 	refPrefix string
 	converted map[string]*spec.Schema // extra schemas rendered for this flavor
@@ -244,21 +364,19 @@ func newDefinitionResolver(refPrefix string, extra map[string]*spec.Schema) *def
 	if refPrefix == v2RefPrefix {
 		generated = generatedV2
 	}
-	return &definitionResolver{generated: generated(), extra: extra, refPrefix: refPrefix, converted: map[string]*spec.Schema{}}
+	return &definitionResolver{generated: generated, extra: extra, refPrefix: refPrefix, converted: map[string]*spec.Schema{}}
 }
 
 func (r *definitionResolver) has(name string) bool {
 	if _, ok := r.extra[name]; ok {
 		return true
 	}
-	_, ok := r.generated.schemas[name]
-	return ok
+	return r.generated.has(name)
 }
 
 func (r *definitionResolver) isGenerated(name string) bool {
 	_, isExtra := r.extra[name]
-	_, isGenerated := r.generated.schemas[name]
-	return isGenerated && !isExtra
+	return r.generated.has(name) && !isExtra
 }
 
 func (r *definitionResolver) lookup(name string) (*spec.Schema, []string) {
@@ -273,15 +391,18 @@ func (r *definitionResolver) lookup(name string) (*spec.Schema, []string) {
 		}
 		return converted, referencedDefinitions(converted)
 	}
-	if schema, ok := r.generated.schemas[name]; ok {
-		return schema, r.generated.dependencies[name]
-	}
-	return nil, nil
+	return r.generated.lookup(name)
 }
 
 // closure returns the named definitions and everything they reference,
 // skipping names that resolve to nothing.
 func (r *definitionResolver) closure(roots []string) map[string]*spec.Schema {
+	return closure(roots, r.lookup)
+}
+
+// closure returns the roots and every definition they reach through the
+// dependencies lookup reports, skipping names it resolves to nil.
+func closure(roots []string, lookup func(name string) (*spec.Schema, []string)) map[string]*spec.Schema {
 	result := map[string]*spec.Schema{}
 	pending := append([]string(nil), roots...)
 	for len(pending) > 0 {
@@ -290,7 +411,7 @@ func (r *definitionResolver) closure(roots []string) map[string]*spec.Schema {
 		if _, done := result[name]; done {
 			continue
 		}
-		schema, dependencies := r.lookup(name)
+		schema, dependencies := lookup(name)
 		if schema == nil {
 			continue
 		}

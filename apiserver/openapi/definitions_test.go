@@ -1,12 +1,16 @@
 package openapi
 
 import (
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apischema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -88,11 +92,18 @@ func TestFieldDescriptionsAndPatchMarkers(t *testing.T) {
 }
 
 func TestEveryGeneratedRefResolves(t *testing.T) {
-	for _, set := range map[string]definitionSet{"v2": generatedV2(), "v3": generatedV3()} {
-		for name, schema := range set.schemas {
+	for flavor, set := range map[string]*definitionCache{"v2": generatedV2, "v3": generatedV3} {
+		schemas := set.all()
+		for name, schema := range schemas {
+			_, dependencies := set.lookup(name)
 			for _, target := range referencedDefinitions(schema) {
-				if set.schemas[target] == nil {
-					t.Errorf("%s refers to missing definition %s", name, target)
+				if schemas[target] == nil {
+					t.Errorf("%s %s refers to missing definition %s", flavor, name, target)
+				}
+				// Closures follow the generator's dependencies, so every
+				// ref must be among them.
+				if !slices.Contains(dependencies, target) {
+					t.Errorf("%s %s refers to %s, not among its dependencies %v", flavor, name, target, dependencies)
 				}
 			}
 		}
@@ -100,7 +111,7 @@ func TestEveryGeneratedRefResolves(t *testing.T) {
 }
 
 func TestV2FormUsesSwagger2ShapesWithoutDefaults(t *testing.T) {
-	v2 := generatedV2().schemas
+	v2 := generatedV2.all()
 	intOrString := v2["io.k8s.apimachinery.pkg.util.intstr.IntOrString"]
 	if len(intOrString.OneOf) != 0 || !intOrString.Type.Contains("string") || intOrString.Format != "int-or-string" {
 		t.Errorf("v2 IntOrString should be a plain string with format int-or-string, got %#v", intOrString.SchemaProps)
@@ -161,5 +172,121 @@ func TestRewriteRefsAcceptsEitherFlavor(t *testing.T) {
 	original := schema.Properties["metadata"]
 	if got := original.Ref.String(); !strings.HasPrefix(got, v2RefPrefix) {
 		t.Errorf("rewriteRefs mutated its input: %s", got)
+	}
+}
+
+// Definitions built alone, as DefinitionsReachableFrom builds them, must be
+// the same as in the full set.
+func TestDefinitionsBuiltAloneMatchTheFullSet(t *testing.T) {
+	all := Definitions()
+	ref := refCallback(v3RefPrefix)
+	for name, schema := range all {
+		rendered, ok := renderDefinition(v3RefPrefix, ref, name)
+		if !ok || !reflect.DeepEqual(rendered.schema, schema) {
+			t.Errorf("%s built alone differs from the full set", name)
+		}
+	}
+	if len(all) != len(openAPIDefinitionFuncs()) {
+		t.Errorf("Definitions has %d entries, the generator %d", len(all), len(openAPIDefinitionFuncs()))
+	}
+}
+
+func TestDefinitionsReachableFromAKind(t *testing.T) {
+	configMap := DefinitionsReachableFrom("io.k8s.api.core.v1.ConfigMap")
+	for _, want := range []string{
+		"io.k8s.api.core.v1.ConfigMap",
+		"io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+		"io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry",
+		"io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference",
+		"io.k8s.apimachinery.pkg.apis.meta.v1.Time",
+		"io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",
+	} {
+		if configMap[want] == nil {
+			t.Errorf("ConfigMap's definitions lack %s", want)
+		}
+	}
+	if len(configMap) > 10 || configMap["io.k8s.api.core.v1.PodSpec"] != nil {
+		t.Errorf("ConfigMap reaches %d definitions: %v", len(configMap), slices.Sorted(maps.Keys(configMap)))
+	}
+	all := Definitions()
+	for _, root := range []string{"io.k8s.api.core.v1.ConfigMap", "io.k8s.api.apps.v1.Deployment", "io.k8s.api.core.v1.Pod"} {
+		reached := DefinitionsReachableFrom(root)
+		for name, schema := range reached {
+			if !reflect.DeepEqual(schema, all[name]) {
+				t.Errorf("%s: %s differs from Definitions()", root, name)
+			}
+			for _, target := range referencedDefinitions(schema) {
+				if reached[target] == nil {
+					t.Errorf("%s: %s refers to %s, which was not included", root, name, target)
+				}
+			}
+		}
+	}
+	if got := DefinitionsReachableFrom("io.k8s.api.core.v1.NoSuchKind"); len(got) != 0 {
+		t.Errorf("unknown name reaches %v", got)
+	}
+}
+
+func TestKindDefinitionName(t *testing.T) {
+	for gvk, want := range map[apischema.GroupVersionKind]string{
+		{Version: "v1", Kind: "ConfigMap"}:                                               "io.k8s.api.core.v1.ConfigMap",
+		{Group: "apps", Version: "v1", Kind: "Deployment"}:                               "io.k8s.api.apps.v1.Deployment",
+		{Group: "autoscaling", Version: "v1", Kind: "Scale"}:                             "io.k8s.api.autoscaling.v1.Scale",
+		{Group: "apps", Version: "v1", Kind: "DeleteOptions"}:                            "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
+		{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}: "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition",
+	} {
+		if got, ok := KindDefinitionName(gvk); !ok || got != want {
+			t.Errorf("KindDefinitionName(%v) = %q, %v; want %q", gvk, got, ok, want)
+		}
+	}
+	if got, ok := KindDefinitionName(apischema.GroupVersionKind{Version: "v1", Kind: "NoSuchKind"}); ok {
+		t.Errorf("unknown kind names %q", got)
+	}
+}
+
+// forgetBuiltDefinitions returns the package to a fresh process's state, in
+// which no definition, index or kind table is built yet.
+func forgetBuiltDefinitions() {
+	definitionGenerators = sync.OnceValue(indexDefinitionGenerators)
+	kindsByDefinition = sync.OnceValue(groupVersionKindsByDefinition)
+	definitionsByKind = sync.OnceValue(indexDefinitionsByKind)
+	generatedV2 = newDefinitionCache(v2RefPrefix)
+	generatedV3 = newDefinitionCache(v3RefPrefix)
+	allV3Definitions = sync.OnceValue(func() map[string]*spec.Schema { return generatedV3.all() })
+}
+
+// BenchmarkColdDefinitions measures building every v3 definition in a fresh
+// process (what Definitions costs on its first call).
+func BenchmarkColdDefinitions(b *testing.B) {
+	defer forgetBuiltDefinitions()
+	for b.Loop() {
+		forgetBuiltDefinitions()
+		if len(Definitions()) == 0 {
+			b.Fatal("no definitions")
+		}
+	}
+}
+
+// BenchmarkColdKindDefinitions measures finding one kind's definition and
+// building what it reaches in a fresh process, as a type converter for that
+// kind does on first use.
+func BenchmarkColdKindDefinitions(b *testing.B) {
+	defer forgetBuiltDefinitions()
+	for _, gvk := range []apischema.GroupVersionKind{
+		{Version: "v1", Kind: "ConfigMap"},
+		{Group: "apps", Version: "v1", Kind: "Deployment"},
+	} {
+		b.Run(gvk.Kind, func(b *testing.B) {
+			var reached int
+			for b.Loop() {
+				forgetBuiltDefinitions()
+				name, ok := KindDefinitionName(gvk)
+				if !ok {
+					b.Fatalf("no definition for %v", gvk)
+				}
+				reached = len(DefinitionsReachableFrom(name))
+			}
+			b.ReportMetric(float64(reached), "definitions")
+		})
 	}
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates zz_generated.openapi.go from the k8s.io/* API packages in go.mod
-# with kube-openapi's openapi-gen (pinned to the kube-openapi version in go.mod).
+# with kube-openapi's openapi-gen (pinned to the kube-openapi version in go.mod),
+# then rewrites its definition map to build definitions lazily (internal/lazify).
 # Run from anywhere: go generate ./apiserver/openapi
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -48,3 +49,7 @@ go run "k8s.io/kube-openapi/cmd/openapi-gen@${kube_openapi_version}" \
 	--go-header-file /dev/null \
 	--report-filename "$violations" \
 	"${input_packages[@]}"
+
+# openapi-gen's map builds every definition at once; make it a map of the
+# builder functions so only the definitions in use are ever built.
+go run ./internal/lazify zz_generated.openapi.go

@@ -545,8 +545,8 @@ func BenchmarkFirstV2BuildAndServe(b *testing.B) {
 }
 
 // resetDefinitions gives the benchmark a cold, not yet built definition set.
-func resetDefinitions(refPrefix string) func() definitionSet {
-	return sync.OnceValue(func() definitionSet { return buildGeneratedDefinitions(refPrefix) })
+func resetDefinitions(refPrefix string) *definitionCache {
+	return newDefinitionCache(refPrefix)
 }
 
 // everyGeneratedKind serves every generated kind that has a list kind, to
