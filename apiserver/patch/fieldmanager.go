@@ -19,23 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/devplane/devplane/apiserver/builtin"
-	"github.com/devplane/devplane/apiserver/openapi"
 )
-
-// builtinTypeConverter is built from every generated definition on first
-// use: it takes a while (see BenchmarkBuiltinTypeConverter) and most
-// processes only need it once something writes.
-var builtinTypeConverter = sync.OnceValues(newBuiltinTypeConverter)
-
-func newBuiltinTypeConverter() (managedfields.TypeConverter, error) {
-	return managedfields.NewTypeConverter(openapi.Definitions(), false)
-}
-
-// BuiltinTypeConverter returns the shared TypeConverter of the built-in
-// kinds, building it on the first call.
-func BuiltinTypeConverter() (managedfields.TypeConverter, error) {
-	return builtinTypeConverter()
-}
 
 // FieldManager keeps metadata.managedFields of one kind as kube-apiserver
 // does: an Update entry for every create, update and patch, server-side
@@ -54,14 +38,14 @@ type FieldManager struct {
 var builtinFieldManagers sync.Map // schema.GroupVersionKind → *FieldManager
 
 // BuiltinFieldManager returns the FieldManager of a built-in kind (one per
-// kind for the process). The type converter is built on first use.
+// kind for the process). The kind's type converter is built on first use.
 func BuiltinFieldManager(gvk schema.GroupVersionKind) *FieldManager {
 	if f, ok := builtinFieldManagers.Load(gvk); ok {
 		return f.(*FieldManager)
 	}
 	f, _ := builtinFieldManagers.LoadOrStore(gvk, &FieldManager{
 		gvk:       gvk,
-		converter: builtinTypeConverter,
+		converter: func() (managedfields.TypeConverter, error) { return BuiltinKindTypeConverter(gvk) },
 		defaulter: kindDefaulter(gvk),
 	})
 	return f.(*FieldManager)

@@ -1,0 +1,90 @@
+package patch
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	"github.com/devplane/devplane/apiserver/openapi"
+)
+
+// builtinTypeConverter knows every built-in kind. Built from all ~600
+// generated definitions, it is slow to build and large to keep (see
+// BenchmarkBuiltinTypeConverter), so field managers do not use it: they use
+// BuiltinKindTypeConverter.
+var builtinTypeConverter = sync.OnceValues(newBuiltinTypeConverter)
+
+func newBuiltinTypeConverter() (managedfields.TypeConverter, error) {
+	return managedfields.NewTypeConverter(openapi.Definitions(), false)
+}
+
+// BuiltinTypeConverter returns the shared TypeConverter of every built-in
+// kind, building it on the first call. Prefer BuiltinKindTypeConverter when
+// only some kinds are typed.
+func BuiltinTypeConverter() (managedfields.TypeConverter, error) {
+	return builtinTypeConverter()
+}
+
+var kindTypeConverters sync.Map // schema.GroupVersionKind → func() (managedfields.TypeConverter, error)
+
+// BuiltinKindTypeConverter returns the TypeConverter of one built-in kind,
+// built on its first use from only the definitions the kind's schema
+// reaches (a ConfigMap needs a handful, not Pod's), and kept for the
+// process. It types objects exactly as BuiltinTypeConverter does, objects
+// of other kinds included (they go to their own kind's converter).
+func BuiltinKindTypeConverter(gvk schema.GroupVersionKind) (managedfields.TypeConverter, error) {
+	name, ok := openapi.KindDefinitionName(gvk)
+	if !ok {
+		// Not cached per GVK: apply bodies may name any kind, and kinds
+		// without a definition are typed by none of them.
+		return noKindsTypeConverter()
+	}
+	build, ok := kindTypeConverters.Load(gvk)
+	if !ok {
+		build, _ = kindTypeConverters.LoadOrStore(gvk, sync.OnceValues(func() (managedfields.TypeConverter, error) {
+			return newKindTypeConverter(gvk, name)
+		}))
+	}
+	return build.(func() (managedfields.TypeConverter, error))()
+}
+
+func newKindTypeConverter(gvk schema.GroupVersionKind, definition string) (managedfields.TypeConverter, error) {
+	own, err := managedfields.NewTypeConverter(openapi.DefinitionsReachableFrom(definition), false)
+	if err != nil {
+		return nil, err
+	}
+	return &kindTypeConverter{gvk: gvk, own: own}, nil
+}
+
+// noKindsTypeConverter answers, for every kind, the "no corresponding type"
+// error the converter of all kinds gives for kinds it does not know.
+var noKindsTypeConverter = sync.OnceValues(func() (managedfields.TypeConverter, error) {
+	return managedfields.NewTypeConverter(nil, false)
+})
+
+// kindTypeConverter types objects of its kind with types built from that
+// kind's definitions. An object of another kind, such as an apply body
+// naming a different kind of the same group version, goes to that kind's
+// converter, as the converter of every kind would type it.
+type kindTypeConverter struct {
+	gvk schema.GroupVersionKind
+	own managedfields.TypeConverter
+}
+
+func (c *kindTypeConverter) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptions) (*typed.TypedValue, error) {
+	if gvk := obj.GetObjectKind().GroupVersionKind(); gvk != c.gvk {
+		other, err := BuiltinKindTypeConverter(gvk)
+		if err != nil {
+			return nil, err
+		}
+		return other.ObjectToTyped(obj, opts...)
+	}
+	return c.own.ObjectToTyped(obj, opts...)
+}
+
+func (c *kindTypeConverter) TypedToObject(value *typed.TypedValue) (runtime.Object, error) {
+	return c.own.TypedToObject(value)
+}
