@@ -386,41 +386,33 @@ func typeConverter(v *crdschema.Version) managedfields.TypeConverter {
 	if err != nil || s == nil {
 		return nil
 	}
-	defs := map[string]*spec.Schema{v.ModelName(): s}
-	builtin := openapi.Definitions()
-	var add func(sc *spec.Schema)
-	seen := map[string]bool{}
-	addRef := func(ref spec.Ref) {
-		str := ref.String()
-		name := str[strings.LastIndex(str, "/")+1:]
-		if name == "" || seen[name] {
-			return
-		}
-		seen[name] = true
-		if d, ok := builtin[name]; ok {
-			defs[name] = d
-			add(d)
-		}
-	}
-	add = func(sc *spec.Schema) {
+	// Only the built-in definitions the schema refers to (ObjectMeta and
+	// what it reaches), not all of them: they stay in the converter.
+	var refs []string
+	var walk func(sc *spec.Schema)
+	walk = func(sc *spec.Schema) {
 		if sc == nil {
 			return
 		}
-		addRef(sc.Ref)
+		if str := sc.Ref.String(); str != "" {
+			refs = append(refs, str[strings.LastIndex(str, "/")+1:])
+		}
 		for _, p := range sc.Properties {
-			add(&p)
+			walk(&p)
 		}
 		for _, a := range sc.AllOf {
-			add(&a)
+			walk(&a)
 		}
 		if sc.Items != nil {
-			add(sc.Items.Schema)
+			walk(sc.Items.Schema)
 		}
 		if sc.AdditionalProperties != nil {
-			add(sc.AdditionalProperties.Schema)
+			walk(sc.AdditionalProperties.Schema)
 		}
 	}
-	add(s)
+	walk(s)
+	defs := openapi.DefinitionsReachableFrom(refs...)
+	defs[v.ModelName()] = s
 	tc, err := managedfields.NewTypeConverter(defs, v.PreserveUnknownFields)
 	if err != nil {
 		return nil
