@@ -9,6 +9,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -255,6 +256,10 @@ func (h *handler) respond(ctx context.Context, w http.ResponseWriter, r *http.Re
 		}
 		h.writeObject(w, r, code, pom, metaGV(mc), mc)
 	default:
+		if mc.info.MediaType == mediaTypeProtobuf && meta.IsListType(obj) && sc.res.Store != nil &&
+			h.writeProtobufList(w, r, code, obj, sc.gv, sc.res.Store.CachedProtobuf) {
+			return
+		}
 		h.writeObject(w, r, code, obj, sc.gv, mc)
 	}
 }

@@ -70,6 +70,44 @@ type cachedObject struct {
 	obj    runtime.Object
 	labels labels.Set
 	fields fields.Set
+	// proto is obj's protobuf message, made by the first protobuf list that
+	// includes it (CachedProtobuf) and reused by every later one.
+	proto atomic.Pointer[[]byte]
+}
+
+// protoMarshaler is implemented by k8s.io/api's generated types.
+type protoMarshaler interface{ Marshal() ([]byte, error) }
+
+// CachedProtobuf returns the protobuf message (no envelope) of the object
+// cached under key, if the cache holds it at resourceVersion rv: a list
+// response reuses it instead of marshalling the object every time.
+func (c *Cacher) CachedProtobuf(key, rv string) ([]byte, bool) {
+	c.mu.RLock()
+	cached := c.objects[key]
+	c.mu.RUnlock()
+	if cached == nil {
+		return nil, false
+	}
+	if p := cached.proto.Load(); p != nil {
+		return *p, cachedResourceVersion(cached.obj) == rv
+	}
+	m, ok := cached.obj.(protoMarshaler)
+	if !ok || cachedResourceVersion(cached.obj) != rv {
+		return nil, false
+	}
+	b, err := m.Marshal()
+	if err != nil {
+		return nil, false
+	}
+	cached.proto.Store(&b)
+	return b, true
+}
+
+func cachedResourceVersion(obj runtime.Object) string {
+	if acc, err := meta.Accessor(obj); err == nil {
+		return acc.GetResourceVersion()
+	}
+	return ""
 }
 
 // cacheEvent is one change applied to the cache.

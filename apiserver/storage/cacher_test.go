@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strconv"
@@ -480,5 +481,56 @@ func TestCacherStopClosesWatchers(t *testing.T) {
 	}
 	if _, err := cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true, ResourceVersion: "0"}); err == nil {
 		t.Fatal("Watch after Stop succeeded")
+	}
+}
+
+// CachedProtobuf hands out an object's message only for the version the
+// cache holds, and the same bytes every time.
+func TestCacherCachedProtobuf(t *testing.T) {
+	ctx := testContext(t)
+	cfg := testConfig(t)
+	cacher := newTestCacher(t, cfg, CacherOptions{})
+	key := objectKey(cfg, "ns", "p")
+	created := &corev1.ConfigMap{}
+	if err := cacher.Create(ctx, key, newConfigMap("ns", "p", map[string]string{"a": "b"}), created, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := cacher.GetList(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true}, &corev1.ConfigMapList{}); err != nil {
+		t.Fatal(err) // a consistent list: the cache has seen the create
+	}
+	want, err := created.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // made once, then reused
+		got, ok := cacher.CachedProtobuf(key, created.ResourceVersion)
+		if !ok || !bytes.Equal(got, want) {
+			t.Fatalf("CachedProtobuf = %d bytes, %v; want the object's %d", len(got), ok, len(want))
+		}
+	}
+	if _, ok := cacher.CachedProtobuf(key, "1"); ok {
+		t.Error("an older resourceVersion was served from the cache")
+	}
+	if _, ok := cacher.CachedProtobuf(objectKey(cfg, "ns", "absent"), created.ResourceVersion); ok {
+		t.Error("an absent key was served")
+	}
+	updated := &corev1.ConfigMap{}
+	if err := cacher.GuaranteedUpdate(ctx, key, updated, false, nil, func(in runtime.Object) (runtime.Object, error) {
+		cm := in.(*corev1.ConfigMap).DeepCopy()
+		cm.Data["a"] = "c"
+		return cm, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cacher.GetList(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true}, &corev1.ConfigMapList{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cacher.CachedProtobuf(key, created.ResourceVersion); ok {
+		t.Error("the replaced version was still served")
+	}
+	got, ok := cacher.CachedProtobuf(key, updated.ResourceVersion)
+	want, _ = updated.Marshal()
+	if !ok || !bytes.Equal(got, want) {
+		t.Errorf("after update: %v, %d bytes; want %d", ok, len(got), len(want))
 	}
 }
