@@ -233,6 +233,7 @@ func TestBadFlagsGiveOneClearLine(t *testing.T) {
 		{"unwritable data dir", []string{"--data-dir", filepath.Join(file, "sub")}, "is not writable"},
 		{"busy port", []string{"--port", busyPort}, "already in use"},
 		{"bad authorization mode", []string{"--authorization-mode", "ABAC"}, `--authorization-mode "ABAC": use RBAC or AlwaysAllow`},
+		{"bad compression CIDR", []string{"--disable-compression-for-client-ips", "127.0.0.1"}, `--disable-compression-for-client-ips "127.0.0.1" is not a CIDR`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -31,6 +31,9 @@ type UpOptions struct {
 	EventTTL  time.Duration
 	Profiling bool
 
+	// Secure serving: responses to these clients are not gzipped.
+	DisableCompressionForClientIPs cli.StringSlice
+
 	// Secure serving
 	BindAddress      string
 	Port             int
@@ -62,8 +65,10 @@ type UpOptions struct {
 	bindIP      net.IP
 	advertiseIP net.IP
 	serviceNet  *net.IPNet
-	listener    net.Listener
-	level       slog.Level
+	// uncompressed are the parsed --disable-compression-for-client-ips.
+	uncompressed []*net.IPNet
+	listener     net.Listener
+	level        slog.Level
 }
 
 func (o *UpOptions) flags() []cli.Flag {
@@ -85,6 +90,9 @@ func (o *UpOptions) flags() []cli.Flag {
 			Usage: "IP address clients and the kubernetes Service use (default: the bind address, or 127.0.0.1 when binding all addresses)"},
 		&cli.StringFlag{Name: "service-cluster-ip-range", Value: "10.0.0.0/24", Category: catServing, Destination: &o.ServiceCIDR,
 			Usage: "CIDR that Service cluster IPs are allocated from; its first IP is the kubernetes Service's"},
+		&cli.StringSliceFlag{Name: "disable-compression-for-client-ips", Category: catServing,
+			Value: cli.NewStringSlice("127.0.0.0/8", "::1/128"), Destination: &o.DisableCompressionForClientIPs,
+			Usage: "client IP ranges (CIDRs) whose responses are never gzipped; loopback by default, where gzip only costs CPU (\"\" compresses for everyone, as kube-apiserver's default)"},
 		&cli.StringSliceFlag{Name: "tls-san", Category: catServing, Destination: &o.ExtraSANs,
 			Usage: "extra DNS name for the serving certificate (repeatable)"},
 
@@ -171,6 +179,17 @@ func (o *UpOptions) Validate() error {
 		add("--service-cluster-ip-range %q is too small: it needs room for at least two addresses", o.ServiceCIDR)
 	} else {
 		o.serviceNet = n
+	}
+	o.uncompressed = nil
+	for _, c := range o.DisableCompressionForClientIPs.Value() {
+		if c = strings.TrimSpace(c); c == "" {
+			continue
+		}
+		if _, n, err := net.ParseCIDR(c); err != nil {
+			add("--disable-compression-for-client-ips %q is not a CIDR such as 127.0.0.0/8", c)
+		} else {
+			o.uncompressed = append(o.uncompressed, n)
+		}
 	}
 	if o.AuthorizationMode != "RBAC" && o.AuthorizationMode != "AlwaysAllow" {
 		add("--authorization-mode %q: use RBAC or AlwaysAllow", o.AuthorizationMode)
@@ -333,7 +352,9 @@ func (o *UpOptions) Run(parent context.Context, stdout *os.File, stderr io.Write
 		AuthorizationMode:     o.AuthorizationMode,
 		ServiceAccountIssuer:  o.ServiceAccountIssuer,
 		Profiling:             o.Profiling,
-		Logger:                logger,
+
+		DisableCompressionForClientIPs: o.uncompressed,
+		Logger:                         logger,
 	}
 	cp, err := controlplane.New(ctx, cpOpts)
 	if err != nil {

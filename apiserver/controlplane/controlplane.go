@@ -78,11 +78,25 @@ type Options struct {
 	// controllers' own tests run theirs instead).
 	DisableControllers bool
 
+	// DisableCompressionForClientIPs: responses to these clients are never
+	// gzipped (kube-apiserver's --disable-compression-for-client-ips; none
+	// by default there). `devplane up` and testenv use LoopbackNetworks:
+	// their clients are on this machine, where gzip only costs CPU.
+	DisableCompressionForClientIPs []*net.IPNet
+
 	// Profiling serves Go's profiles at /debug/pprof/ (kube-apiserver's
 	// --profiling); cluster admins only.
 	Profiling bool
 
 	Logger *slog.Logger
+}
+
+// LoopbackNetworks are 127.0.0.0/8 and ::1/128.
+func LoopbackNetworks() []*net.IPNet {
+	return []*net.IPNet{
+		{IP: net.IPv4(127, 0, 0, 0).To4(), Mask: net.CIDRMask(8, 32)},
+		{IP: net.IPv6loopback, Mask: net.CIDRMask(128, 128)},
+	}
 }
 
 // ControlPlane is a started (not yet serving) devplane.
@@ -100,7 +114,7 @@ type ControlPlane struct {
 	CoreRegistry *registry.Registry
 	// aggregatorRegistry serves apiregistration.k8s.io (set by installAggregator).
 	aggregatorRegistry atomic.Pointer[registry.Registry]
-	prepared     atomic.Pointer[server.PreparedServer]
+	prepared           atomic.Pointer[server.PreparedServer]
 
 	controllers *controllers.Manager
 	// ext is the extensions server (CRDs), set up by installExtensions.
@@ -233,6 +247,8 @@ func (cp *ControlPlane) buildChain() error {
 			Authenticator: authenticators,
 			Authorizer:    sec.authorizer,
 			AnonymousAuth: sec.anonymousAuth(),
+
+			DisableCompressionForClientIPs: cp.opts.DisableCompressionForClientIPs,
 		}
 		return c.Complete()
 	}

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/devplane/devplane/apiserver/controlplane"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -111,7 +112,8 @@ func vmRSSMB(b *testing.B) float64 {
 }
 
 func BenchmarkCoreAPI(b *testing.B) {
-	s := startControlPlane(b, "")
+	// As `devplane up` and testenv serve: loopback clients get no gzip.
+	s := startControlPlaneWith(b, controlplane.Options{DisableCompressionForClientIPs: controlplane.LoopbackNetworks()})
 	ctx := context.Background()
 	clients := benchClientsets(b, s, benchClients)
 	etcd := s.cp.Etcd.Client()

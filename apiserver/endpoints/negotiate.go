@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/devplane/devplane/apiserver/request"
 	"github.com/klauspost/compress/gzip"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -127,7 +128,7 @@ func (h *handler) writeObject(w http.ResponseWriter, r *http.Request, code int, 
 func writeBody(w http.ResponseWriter, r *http.Request, code int, contentType string, body []byte) {
 	hdr := w.Header()
 	hdr.Set("Content-Type", contentType)
-	if len(body) > gzipThreshold && acceptsGzip(r) {
+	if len(body) > gzipThreshold && acceptsGzip(r) && !request.CompressionDisabled(r.Context()) {
 		zbuf := getBuffer()
 		defer putBuffer(zbuf)
 		zw := gzipWriters.Get().(*gzip.Writer)

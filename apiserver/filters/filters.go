@@ -262,3 +262,27 @@ func (s *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 }
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// WithCompressionDisabledFor marks requests from clients in cidrs so their
+// responses are not gzipped: on loopback or a fast local network gzip only
+// adds CPU on both ends and latency to large lists.
+func WithCompressionDisabledFor(h http.Handler, cidrs []*net.IPNet) http.Handler {
+	if len(cidrs) == 0 {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		if ip := net.ParseIP(host); ip != nil {
+			for _, n := range cidrs {
+				if n.Contains(ip) {
+					r = r.WithContext(request.WithoutCompression(r.Context()))
+					break
+				}
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}

@@ -181,7 +181,20 @@ type contextKey int
 const (
 	requestInfoKey contextKey = iota
 	userKey
+	noCompressionKey
 )
+
+// WithoutCompression marks ctx's response as not to be compressed (the
+// client is on a network where gzip costs more than it saves).
+func WithoutCompression(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noCompressionKey, true)
+}
+
+// CompressionDisabled reports whether WithoutCompression marked ctx.
+func CompressionDisabled(ctx context.Context) bool {
+	off, _ := ctx.Value(noCompressionKey).(bool)
+	return off
+}
 
 // WithRequestInfo returns ctx carrying info.
 func WithRequestInfo(ctx context.Context, info *RequestInfo) context.Context {

@@ -69,6 +69,7 @@ func (s *GenericAPIServer) PrepareRun() (*PreparedServer, error) {
 	h = filters.WithAuthentication(h, c.Authenticator, allowAnonymous, s.logger)
 	h = filters.WithLogging(h, s.logger)
 	h = filters.WithRequestInfo(h)
+	h = filters.WithCompressionDisabledFor(h, c.DisableCompressionForClientIPs)
 	h = filters.WithPanicRecovery(h, s.logger)
 	p.handler = p.countInFlight(h)
 	return p, nil

@@ -62,6 +62,9 @@ type Config struct {
 	ShutdownDelay time.Duration
 	// ShutdownTimeout bounds how long in-flight requests may drain.
 	ShutdownTimeout time.Duration // default 3s
+	// DisableCompressionForClientIPs: responses to clients in these ranges
+	// are never gzipped (kube's --disable-compression-for-client-ips).
+	DisableCompressionForClientIPs []*net.IPNet
 }
 
 // CompletedConfig is a Config with defaults filled in.

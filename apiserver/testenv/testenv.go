@@ -126,7 +126,9 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		ServiceClusterIPRange: serviceRange,
 		UnsafeNoFsync:         opts.FastStorage == nil || *opts.FastStorage,
 		AuthorizationMode:     opts.AuthorizationMode,
-		Logger:                logger,
+		// Tests talk to it over loopback: gzip would only cost CPU.
+		DisableCompressionForClientIPs: controlplane.LoopbackNetworks(),
+		Logger:                         logger,
 	})
 	if err != nil {
 		cancel()
