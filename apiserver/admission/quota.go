@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -71,11 +73,12 @@ func add(l corev1.ResourceList, name string, q resource.Quantity) {
 // ResourceQuota rejects creations that would exceed a quota of the
 // namespace, in kube's words, and keeps the quotas' status.used current.
 func ResourceQuota(src Source) Interface {
+	lookup := &quotaLookup{src: src, absent: map[string]time.Time{}}
 	return Func{ValidateFunc: func(ctx context.Context, a *Attributes) error {
 		if a.Operation != Create || a.Subresource != "" || a.Namespace == "" || a.Object == nil {
 			return nil
 		}
-		quotas, err := src.List(ctx, resourceQuotasGVR, a.Namespace, true)
+		quotas, err := lookup.quotas(ctx, a.Namespace)
 		if err != nil || len(quotas) == 0 {
 			return err
 		}
@@ -145,6 +148,50 @@ func ResourceQuota(src Source) Interface {
 		}
 		return nil
 	}}
+}
+
+// quotaLookupTTL is how long a namespace found without quotas by a live
+// (consistent) read is trusted to have none while the watch cache shows
+// none either: kube's quota admission keeps such live lookups 30s too.
+const quotaLookupTTL = 30 * time.Second
+
+// quotaLookup finds a namespace's quotas as kube's quota admission does:
+// from the watch cache, and only when it has none, from a consistent read,
+// whose "none" is remembered for quotaLookupTTL. A quota just created
+// reaches the cache within milliseconds, so a create in a namespace
+// without quotas costs no etcd read.
+type quotaLookup struct {
+	src    Source
+	mu     sync.Mutex
+	absent map[string]time.Time // namespace → trusted until
+}
+
+func (l *quotaLookup) quotas(ctx context.Context, namespace string) ([]runtime.Object, error) {
+	quotas, err := l.src.List(ctx, resourceQuotasGVR, namespace, false)
+	if err != nil || len(quotas) > 0 {
+		return quotas, err
+	}
+	now := time.Now()
+	l.mu.Lock()
+	until, known := l.absent[namespace]
+	l.mu.Unlock()
+	if known && now.Before(until) {
+		return nil, nil
+	}
+	if quotas, err = l.src.List(ctx, resourceQuotasGVR, namespace, true); err != nil || len(quotas) > 0 {
+		return quotas, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.absent) > 4096 { // namespaces come and go: drop what expired
+		for ns, t := range l.absent {
+			if now.After(t) {
+				delete(l.absent, ns)
+			}
+		}
+	}
+	l.absent[namespace] = now.Add(quotaLookupTTL)
+	return nil, nil
 }
 
 // namespaceUsage sums what the namespace's existing objects of gvr use.

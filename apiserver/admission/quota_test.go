@@ -1,0 +1,76 @@
+package admission
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// quotaSource serves quotas from a "cache" and from "etcd" separately, and
+// counts consistent reads.
+type quotaSource struct {
+	cached, stored []runtime.Object
+	consistent     int
+}
+
+func (s *quotaSource) Get(context.Context, schema.GroupVersionResource, string, string) (runtime.Object, error) {
+	return nil, nil
+}
+
+func (s *quotaSource) List(_ context.Context, _ schema.GroupVersionResource, _ string, consistent bool) ([]runtime.Object, error) {
+	if consistent {
+		s.consistent++
+		return s.stored, nil
+	}
+	return s.cached, nil
+}
+
+func (s *quotaSource) UpdateStatus(context.Context, schema.GroupVersionResource, runtime.Object) error {
+	return nil
+}
+
+func TestQuotaLookup(t *testing.T) {
+	ctx := context.Background()
+	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: "ns"}}
+
+	// A quota the cache has not seen yet is found by the live read.
+	src := &quotaSource{stored: []runtime.Object{quota}}
+	l := &quotaLookup{src: src, absent: map[string]time.Time{}}
+	if got, _ := l.quotas(ctx, "ns"); len(got) != 1 || src.consistent != 1 {
+		t.Fatalf("quota only in etcd: got %d quotas after %d consistent reads", len(got), src.consistent)
+	}
+
+	// No quota anywhere: one live read, then trusted for the TTL.
+	src = &quotaSource{}
+	l = &quotaLookup{src: src, absent: map[string]time.Time{}}
+	for range 5 {
+		if got, _ := l.quotas(ctx, "ns"); len(got) != 0 {
+			t.Fatalf("found %d quotas in an empty namespace", len(got))
+		}
+	}
+	if src.consistent != 1 {
+		t.Errorf("%d consistent reads for 5 creates in a namespace without quotas, want 1", src.consistent)
+	}
+	// Another namespace has its own entry.
+	l.quotas(ctx, "other")
+	if src.consistent != 2 {
+		t.Errorf("second namespace: %d consistent reads, want 2", src.consistent)
+	}
+	// Once the cache has a quota it is used at once, TTL or not.
+	src.cached = []runtime.Object{quota}
+	if got, _ := l.quotas(ctx, "ns"); len(got) != 1 {
+		t.Errorf("quota in the cache not used: %d", len(got))
+	}
+	// After the TTL a namespace is read live again.
+	src.cached = nil
+	l.absent["ns"] = time.Now().Add(-time.Second)
+	l.quotas(ctx, "ns")
+	if src.consistent != 3 {
+		t.Errorf("expired entry: %d consistent reads, want 3", src.consistent)
+	}
+}
