@@ -13,9 +13,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -71,9 +74,9 @@ type GarbageCollector struct {
 }
 
 type gcMonitor struct {
-	informer cache.SharedIndexInformer
-	cancel   context.CancelFunc
-	done     chan struct{}
+	hasSynced func() bool
+	cancel    context.CancelFunc
+	done      chan struct{}
 }
 
 // NewGarbageCollector builds the garbage collector. With local set, its
@@ -216,6 +219,18 @@ func (gc *GarbageCollector) syncMonitors(ctx context.Context) error {
 }
 
 func (gc *GarbageCollector) startMonitor(ctx context.Context, gvr schema.GroupVersionResource, kind string) {
+	if lr, ok := gc.reads.lookup(gvr); ok {
+		mctx, cancel := context.WithCancel(ctx)
+		var synced atomic.Bool
+		m := &gcMonitor{hasSynced: synced.Load, cancel: cancel, done: make(chan struct{})}
+		gc.monitors[gvr] = m
+		go func() {
+			defer close(m.done)
+			gc.runLocalMonitor(mctx, gvr, kind, lr, &synced)
+		}()
+		return
+	}
+	// An aggregated API: an informer over HTTP, as any client.
 	informer := cache.NewSharedIndexInformer(gc.reads.metadataOnly(gvr), &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
 	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { gc.observe(gvr, kind, obj) },
@@ -227,12 +242,97 @@ func (gc *GarbageCollector) startMonitor(ctx context.Context, gvr schema.GroupVe
 		return
 	}
 	mctx, cancel := context.WithCancel(ctx)
-	m := &gcMonitor{informer: informer, cancel: cancel, done: make(chan struct{})}
+	m := &gcMonitor{hasSynced: informer.HasSynced, cancel: cancel, done: make(chan struct{})}
 	gc.monitors[gvr] = m
 	go func() {
 		defer close(m.done)
 		informer.RunWithContext(mctx)
 	}()
+}
+
+// runLocalMonitor feeds the graph from one resource's watch cache, in
+// process: a list, then a watch from its resourceVersion. The cache's
+// objects are read in place (the graph copies what it keeps), so there is
+// no informer, no second copy of every object and one goroutine per
+// resource. When the watch ends (revision compacted, cache restarted) a
+// fresh list follows, which also forgets what vanished in between.
+func (gc *GarbageCollector) runLocalMonitor(ctx context.Context, gvr schema.GroupVersionResource, kind string, lr LocalReader, synced *atomic.Bool) {
+	backoff := 10 * time.Millisecond
+	for ctx.Err() == nil {
+		rv, err := gc.relist(ctx, gvr, kind, lr)
+		if err == nil {
+			synced.Store(true)
+			err = gc.watchFrom(ctx, gvr, kind, lr, rv)
+		}
+		if err == nil || ctx.Err() != nil {
+			backoff = 10 * time.Millisecond
+			continue
+		}
+		gc.logger.Debug("monitor relisting", "resource", gvr, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// relist observes every object of gvr and forgets the graph's objects of
+// gvr that are gone; it returns the list's resourceVersion.
+func (gc *GarbageCollector) relist(ctx context.Context, gvr schema.GroupVersionResource, kind string, lr LocalReader) (string, error) {
+	list, err := lr.List(ctx, metav1.NamespaceAll, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return "", err
+	}
+	listMeta, err := meta.ListAccessor(list)
+	if err != nil {
+		return "", err
+	}
+	present := map[types.UID]struct{}{}
+	err = meta.EachListItem(list, func(obj runtime.Object) error {
+		if acc, ok := obj.(metav1.Object); ok {
+			present[acc.GetUID()] = struct{}{}
+			gc.observe(gvr, kind, obj)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	for _, n := range gc.graph.nodesOf(gvr) {
+		if _, ok := present[n.uid]; !ok {
+			gc.forgetUID(n.uid)
+		}
+	}
+	return listMeta.GetResourceVersion(), nil
+}
+
+// watchFrom applies gvr's changes after rv until the watch ends: nil when
+// it simply closed, an error when it reported one.
+func (gc *GarbageCollector) watchFrom(ctx context.Context, gvr schema.GroupVersionResource, kind string, lr LocalReader, rv string) error {
+	w, err := lr.Watch(ctx, metav1.NamespaceAll, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return nil
+			}
+			switch ev.Type {
+			case watch.Added, watch.Modified:
+				gc.observe(gvr, kind, ev.Object)
+			case watch.Deleted:
+				gc.forget(ev.Object)
+			case watch.Error:
+				return apierrors.FromObject(ev.Object)
+			}
+		}
+	}
 }
 
 // stopMonitors stops the given monitors (all when gvrs is nil) and drops
@@ -260,7 +360,7 @@ func (gc *GarbageCollector) waitForMonitors(ctx context.Context, timeout time.Du
 	defer cancel()
 	var synced []cache.InformerSynced
 	for _, m := range gc.monitors {
-		synced = append(synced, m.informer.HasSynced)
+		synced = append(synced, m.hasSynced)
 	}
 	return waitForSync(ctx, synced...)
 }

@@ -3,7 +3,6 @@ package controllers
 import (
 	"context"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -39,7 +38,7 @@ type reads struct {
 func (r reads) typed(resource string, tweak func(*metav1.ListOptions)) cache.ListerWatcher {
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: resource}
 	if lr, ok := r.lookup(gvr); ok {
-		return localListWatch(lr, tweak, nil)
+		return localListWatch(lr, tweak)
 	}
 	if tweak == nil {
 		tweak = func(*metav1.ListOptions) {}
@@ -47,12 +46,9 @@ func (r reads) typed(resource string, tweak func(*metav1.ListOptions)) cache.Lis
 	return cache.NewFilteredListWatchFromClient(r.restCore, resource, metav1.NamespaceAll, tweak)
 }
 
-// metadataOnly lists and watches any resource as PartialObjectMetadata
-// (what the garbage collector needs of every object).
+// metadataOnly lists and watches any resource as PartialObjectMetadata over
+// the API (the garbage collector reads local resources in place instead).
 func (r reads) metadataOnly(gvr schema.GroupVersionResource) cache.ListerWatcher {
-	if lr, ok := r.lookup(gvr); ok {
-		return localListWatch(lr, nil, toPartialMetadata)
-	}
 	client := r.metadata.Resource(gvr)
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -71,85 +67,20 @@ func (r reads) lookup(gvr schema.GroupVersionResource) (LocalReader, bool) {
 	return r.local(gvr)
 }
 
-// localListWatch adapts a LocalReader to an informer's ListerWatcher,
-// converting every object with convert when set.
-func localListWatch(lr LocalReader, tweak func(*metav1.ListOptions), convert func(runtime.Object) (runtime.Object, error)) cache.ListerWatcher {
+// localListWatch adapts a LocalReader to an informer's ListerWatcher.
+func localListWatch(lr LocalReader, tweak func(*metav1.ListOptions)) cache.ListerWatcher {
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			if tweak != nil {
 				tweak(&opts)
 			}
-			list, err := lr.List(ctx, metav1.NamespaceAll, opts)
-			if err != nil || convert == nil {
-				return list, err
-			}
-			return convertList(list, convert)
+			return lr.List(ctx, metav1.NamespaceAll, opts)
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			if tweak != nil {
 				tweak(&opts)
 			}
-			w, err := lr.Watch(ctx, metav1.NamespaceAll, opts)
-			if err != nil || convert == nil {
-				return w, err
-			}
-			return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
-				if ev.Type == watch.Error {
-					return ev, true
-				}
-				obj, err := convert(ev.Object)
-				if err != nil {
-					return watch.Event{Type: watch.Error, Object: &metav1.Status{Status: metav1.StatusFailure, Message: err.Error()}}, true
-				}
-				ev.Object = obj
-				return ev, true
-			}), nil
+			return lr.Watch(ctx, metav1.NamespaceAll, opts)
 		},
 	}
-}
-
-func convertList(list runtime.Object, convert func(runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
-	listMeta, err := meta.ListAccessor(list)
-	if err != nil {
-		return nil, err
-	}
-	out := &metav1.PartialObjectMetadataList{}
-	out.ResourceVersion = listMeta.GetResourceVersion()
-	out.Continue = listMeta.GetContinue()
-	out.RemainingItemCount = listMeta.GetRemainingItemCount()
-	err = meta.EachListItem(list, func(item runtime.Object) error {
-		obj, err := convert(item)
-		if err != nil {
-			return err
-		}
-		out.Items = append(out.Items, *obj.(*metav1.PartialObjectMetadata))
-		return nil
-	})
-	return out, err
-}
-
-// toPartialMetadata keeps an object's type and metadata. For typed objects
-// the ObjectMeta struct is copied; its maps and slices stay shared with the
-// cache (read-only here).
-func toPartialMetadata(obj runtime.Object) (runtime.Object, error) {
-	if p, ok := obj.(*metav1.PartialObjectMetadata); ok {
-		return p, nil
-	}
-	acc, err := meta.Accessor(obj)
-	if err != nil {
-		return nil, err
-	}
-	out := &metav1.PartialObjectMetadata{}
-	out.APIVersion, out.Kind = obj.GetObjectKind().GroupVersionKind().ToAPIVersionAndKind()
-	if om, ok := acc.(*metav1.ObjectMeta); ok {
-		out.ObjectMeta = *om
-		return out, nil
-	}
-	out.Name, out.GenerateName, out.Namespace = acc.GetName(), acc.GetGenerateName(), acc.GetNamespace()
-	out.UID, out.ResourceVersion, out.Generation = acc.GetUID(), acc.GetResourceVersion(), acc.GetGeneration()
-	out.CreationTimestamp, out.DeletionTimestamp = acc.GetCreationTimestamp(), acc.GetDeletionTimestamp()
-	out.DeletionGracePeriodSeconds = acc.GetDeletionGracePeriodSeconds()
-	out.Labels, out.Annotations = acc.GetLabels(), acc.GetAnnotations()
-	out.OwnerReferences, out.Finalizers = acc.GetOwnerReferences(), acc.GetFinalizers()
-	return out, nil
 }
