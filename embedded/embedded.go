@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"go.etcd.io/etcd/server/v3/storage/backend"
+
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
@@ -159,6 +161,16 @@ func prepareDataDir(dir string) error {
 	name := probe.Name()
 	probe.Close()
 	return os.Remove(name)
+}
+
+func init() {
+	// etcd maps its bbolt file 10 GiB ahead, so bbolt grows the file in
+	// 16 MiB sparse steps, and opens it with MAP_POPULATE: every restart
+	// faulted 16 MiB of mostly holes into devplane's memory for a database
+	// of a few hundred KiB. Sized to the data instead, the file (and the
+	// mapping) double as they fill; a laptop's database remaps a handful
+	// of times in its life.
+	backend.InitialMmapSize = 0
 }
 
 func newEmbedConfig(opts Options, noise *noiseFilter) (*embed.Config, error) {

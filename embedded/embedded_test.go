@@ -376,3 +376,46 @@ func benchmarkStart(b *testing.B, warm bool) {
 
 func BenchmarkStartWarm(b *testing.B)  { benchmarkStart(b, true) }
 func BenchmarkStartFresh(b *testing.B) { benchmarkStart(b, false) }
+
+// The bbolt file is sized to its data (doubling as it fills), not grown in
+// 16 MiB sparse steps that every restart would fault into memory; and it
+// keeps every key across the remaps its growth takes. With fsync on: that
+// is when bbolt grows the file ahead of its data.
+func TestDatabaseFileSizedToData(t *testing.T) {
+	dir := newDataDir(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	etcd, err := Start(ctx, Options{DataDir: dir, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := strings.Repeat("v", 1000)
+	const txns, perTxn = 30, 100 // ~3 MB: several remaps
+	for i := range txns {
+		ops := make([]clientv3.Op, perTxn)
+		for j := range ops {
+			ops[j] = clientv3.OpPut(fmt.Sprintf("/k/%02d-%03d", i, j), value)
+		}
+		if _, err := etcd.Client().Txn(ctx).Then(ops...).Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := etcd.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(filepath.Join(dir, "member", "snap", "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Size() > 16<<20 {
+		t.Errorf("db file is %d bytes for ~3 MB of data: grown in 16 MiB steps", info.Size())
+	}
+	again := startForTest(t, Options{DataDir: dir})
+	resp, err := again.Client().Get(ctx, "/k/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Count != txns*perTxn {
+		t.Errorf("%d keys after restart, want %d", resp.Count, txns*perTxn)
+	}
+}
