@@ -48,6 +48,13 @@ func NewConverter(crd *apiextensionsv1.CustomResourceDefinition, resolve Service
 	return nil, fmt.Errorf("unknown conversion strategy %q for CRD %s", crd.Spec.Conversion.Strategy, crd.Name)
 }
 
+// IsDeterministic reports whether c always converts an object the same way
+// (strategy None), so its results may be reused; a webhook's may not.
+func IsDeterministic(c Converter) bool {
+	_, ok := c.(noneConverter)
+	return ok
+}
+
 // ConvertNone converts with strategy None: only apiVersion changes.
 func ConvertNone(obj *unstructured.Unstructured, toVersion string) *unstructured.Unstructured {
 	out := obj.DeepCopy()

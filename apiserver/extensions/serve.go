@@ -109,7 +109,7 @@ func (e *Extensions) buildServed(crd *apiextensionsv1.CustomResourceDefinition, 
 		gvr := schema.GroupVersionResource{Group: group, Version: cv.Name, Resource: names.Plural}
 		gvk := schema.GroupVersionKind{Group: group, Version: cv.Name, Kind: names.Kind}
 		st := &versionStorage{under: sc.cacher, v: v, conv: conv, storageVersion: sc.storageVer,
-			gvk: gvk, listGVK: gvk.GroupVersion().WithKind(names.ListKind)}
+			gvk: gvk, listGVK: gvk.GroupVersion().WithKind(names.ListKind), deterministic: crdschema.IsDeterministic(conv)}
 		store := &registry.Store{
 			Resource:    gvr.GroupResource(),
 			Kind:        gvk,
@@ -195,6 +195,9 @@ type versionStorage struct {
 	conv           crdschema.Converter
 	storageVersion string
 	gvk, listGVK   schema.GroupVersionKind
+	// deterministic: no conversion webhook, so served forms can be memoized.
+	deterministic bool
+	memo          servedMemo
 }
 
 var _ storage.Interface = (*versionStorage)(nil)
@@ -295,7 +298,8 @@ func (s *versionStorage) GetList(ctx context.Context, key string, opts storage.L
 	for i := range tmp.Items {
 		objs[i] = &tmp.Items[i]
 	}
-	served, err := s.toServed(ctx, objs)
+	// A list the cache served holds the cached objects' content: memoized.
+	served, err := s.toServedShared(ctx, objs)
 	if err != nil {
 		return err
 	}

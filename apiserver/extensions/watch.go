@@ -61,7 +61,17 @@ func (w *convertingWatch) run(ctx context.Context, s *versionStorage) {
 				c.SetGroupVersionKind(s.gvk)
 				ev.Object = c
 			default:
-				served, err := s.toServedOne(ctx, u)
+				var served *unstructured.Unstructured
+				var err error
+				if ev.Type == watch.Deleted { // a copy, not the cached object
+					s.memo.forget(u)
+					served, err = s.toServedOne(ctx, u)
+				} else {
+					var out []*unstructured.Unstructured
+					if out, err = s.toServedShared(ctx, []*unstructured.Unstructured{u}); err == nil {
+						served = out[0]
+					}
+				}
 				if err != nil {
 					st := apierrors.NewInternalError(err).ErrStatus
 					if se, ok := err.(apierrors.APIStatus); ok {
