@@ -132,7 +132,7 @@ func nameOfObject(o runtime.Object) string {
 // patches; IfNeeded webhooks run once more when a later one changed the
 // object.
 func (w *Webhooks) Mutate(ctx context.Context, a *Attributes) error {
-	if !w.mutating || a.Operation == Delete {
+	if !w.mutating {
 		return nil
 	}
 	hooks, err := w.hooks(ctx)
@@ -384,6 +384,11 @@ func (w *Webhooks) call(ctx context.Context, h hook, a *Attributes) (bool, error
 	}
 	if r.PatchType == nil || *r.PatchType != admissionv1.PatchTypeJSONPatch {
 		return false, &callError{name: h.name, reason: fmt.Errorf("received invalid webhook response: unsupported patch type %v", r.PatchType)}
+	}
+	if a.Object == nil || isNilObject(a.Object) {
+		// A DELETE has no object to patch. Not a call failure: the failure
+		// policy does not excuse it (as in kube).
+		return false, apierrors.NewInternalError(fmt.Errorf("admission webhook %q attempted to modify the object, which is not supported for this operation", h.name))
 	}
 	changed, err := applyPatch(a, r.Patch)
 	if err != nil {

@@ -32,6 +32,7 @@ type webhookServer struct {
 	port    int
 	calls   sync.Map // path → *atomic.Int32
 	dryRuns sync.Map // path → last dryRun flag
+	seen    sync.Map // path → last request, summarised
 }
 
 func (w *webhookServer) count(path string) int32 {
@@ -102,6 +103,21 @@ func startWebhookServer(t *testing.T, s *started) *webhookServer {
 					Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden, Message: `data key "bad" is not allowed`}}
 			}
 			return &admissionv1.AdmissionResponse{Allowed: true, Warnings: []string{"configmap checked"}}
+		})
+	})
+	mux.HandleFunc("/delete-seen", func(w http.ResponseWriter, r *http.Request) {
+		review(w, r, func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			var old metav1.PartialObjectMetadata
+			_ = json.Unmarshal(req.OldObject.Raw, &old)
+			ws.seen.Store(r.URL.Path, fmt.Sprintf("%s old=%s object=%q", req.Operation, old.Name, req.Object.Raw))
+			return &admissionv1.AdmissionResponse{Allowed: true}
+		})
+	})
+	mux.HandleFunc("/delete-patch", func(w http.ResponseWriter, r *http.Request) {
+		review(w, r, func(*admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			pt := admissionv1.PatchTypeJSONPatch
+			return &admissionv1.AdmissionResponse{Allowed: true, PatchType: &pt,
+				Patch: []byte(`[{"op":"add","path":"/metadata/labels","value":{"x":"y"}}]`)}
 		})
 	})
 	mux.HandleFunc("/allow", func(w http.ResponseWriter, r *http.Request) {
@@ -390,6 +406,51 @@ func TestAdmissionWebhooks(t *testing.T) {
 		_, err = cs.CoreV1().ServiceAccounts("failing").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "sa"}}, metav1.CreateOptions{})
 		if err == nil || !strings.Contains(err.Error(), `Internal error occurred: failed calling webhook "garbage.example.com": received invalid webhook response`) {
 			t.Errorf("garbage: got %v", err)
+		}
+	})
+
+	t.Run("mutating webhooks see deletes, and may not patch them", func(t *testing.T) {
+		opsDelete := []admissionregistrationv1.OperationType{admissionregistrationv1.Delete}
+		for _, hook := range []struct{ name, path, ns string }{
+			{"delete-seen", "/delete-seen", "delete-seen"}, {"delete-patch", "/delete-patch", "delete-patch"},
+		} {
+			testNamespace(t, cs, hook.ns, nil)
+			_, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{
+				ObjectMeta: metav1.ObjectMeta{Name: hook.name},
+				Webhooks: []admissionregistrationv1.MutatingWebhook{{
+					Name: hook.name + ".example.com", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ws.url(hook.path), CABundle: s.cp.Certs.CA.CertPEM},
+					Rules: rule(opsDelete, "", "configmaps"), FailurePolicy: &policyIgnore, NamespaceSelector: nsSelector(hook.ns),
+					SideEffects: &sideEffectsNone, AdmissionReviewVersions: []string{"v1"},
+				}},
+			}, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		i := 0
+		createUntil(t, "a delete reaching the mutating webhook", func() error {
+			i++
+			name := fmt.Sprintf("d%d", i)
+			if _, err := cs.CoreV1().ConfigMaps("delete-seen").Create(ctx, configMap(name, nil), metav1.CreateOptions{}); err != nil {
+				return err
+			}
+			return cs.CoreV1().ConfigMaps("delete-seen").Delete(ctx, name, metav1.DeleteOptions{})
+		}, func(err error) bool { return err == nil && ws.count("/delete-seen") > 0 })
+		if got, _ := ws.seen.Load("/delete-seen"); got != fmt.Sprintf(`DELETE old=d%d object=""`, i) {
+			t.Errorf("webhook saw %v, want DELETE with the old object and no object", got)
+		}
+		// A patch on a delete fails the request whatever the failure
+		// policy, in kube's words, and the object stays.
+		want := `Internal error occurred: admission webhook "delete-patch.example.com" attempted to modify the object, which is not supported for this operation`
+		createUntil(t, "a patching delete webhook refused", func() error {
+			// Until the webhook is in effect the delete succeeds: make it again.
+			if _, err := cs.CoreV1().ConfigMaps("delete-patch").Create(ctx, configMap("keep", nil), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				return err
+			}
+			return cs.CoreV1().ConfigMaps("delete-patch").Delete(ctx, "keep", metav1.DeleteOptions{})
+		}, func(err error) bool { return err != nil && err.Error() == want && apierrors.IsInternalError(err) })
+		if _, err := cs.CoreV1().ConfigMaps("delete-patch").Get(ctx, "keep", metav1.GetOptions{}); err != nil {
+			t.Errorf("object deleted despite the refused patch: %v", err)
 		}
 	})
 

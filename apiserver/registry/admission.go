@@ -88,7 +88,7 @@ func (s *Store) admitMutate(ctx context.Context, op admission.Operation, obj, ol
 	if err := chain.Mutate(ctx, a); err != nil {
 		return nil, err
 	}
-	if s.Default != nil {
+	if s.Default != nil && a.Object != nil {
 		s.Default(a.Object)
 	}
 	return a.Object, nil

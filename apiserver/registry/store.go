@@ -589,6 +589,11 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 	if err := checkPreconditions(s.Resource, name, pre, current); err != nil {
 		return nil, false, err
 	}
+	// Mutating admission sees deletes too (webhooks may watch them), though
+	// there is no object to change.
+	if _, err := s.admitMutate(ctx, admission.Delete, nil, current, "", isDryRun(opts.DryRun), opts); err != nil {
+		return nil, false, err
+	}
 	if err := s.admitValidate(ctx, admission.Delete, nil, current, "", isDryRun(opts.DryRun), opts); err != nil {
 		return nil, false, err
 	}
