@@ -208,3 +208,55 @@ func namespaceUsage(ctx context.Context, src Source, gvr schema.GroupVersionReso
 	}
 	return total, nil
 }
+
+// QuotaUsage is what namespace uses of each resource that hard names,
+// counted from the objects (the watch cache's view): the resource quota
+// controller's recalculation after deletes, and a new quota's first
+// status. resolve finds the served version of a group's resource, for
+// count/<resource>.<group> names; names it cannot place count zero.
+func QuotaUsage(ctx context.Context, src Source, resolve func(group, resource string) (schema.GroupVersionResource, bool),
+	namespace string, hard corev1.ResourceList) (corev1.ResourceList, error) {
+	used := corev1.ResourceList{}
+	counted := map[schema.GroupVersionResource]bool{}
+	for name := range hard {
+		used[name] = resource.MustParse("0")
+		if gvr, ok := quotaResourceOf(string(name), resolve); ok {
+			counted[gvr] = true
+		}
+	}
+	for gvr := range counted {
+		objs, err := src.List(ctx, gvr, namespace, false)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			for name, q := range usageOf(gvr, o) {
+				if _, want := hard[name]; want {
+					add(used, string(name), q)
+				}
+			}
+		}
+	}
+	return used, nil
+}
+
+// quotaResourceOf is the resource whose objects a quota name counts.
+func quotaResourceOf(name string, resolve func(group, resource string) (schema.GroupVersionResource, bool)) (schema.GroupVersionResource, bool) {
+	core := func(r string) (schema.GroupVersionResource, bool) {
+		return schema.GroupVersionResource{Version: "v1", Resource: r}, true
+	}
+	switch {
+	case strings.HasPrefix(name, "count/"):
+		res, group, _ := strings.Cut(strings.TrimPrefix(name, "count/"), ".")
+		return resolve(group, res)
+	case name == "persistentvolumeclaims" || name == "requests.storage":
+		return core("persistentvolumeclaims")
+	case name == "pods" || name == "cpu" || name == "memory" || strings.HasPrefix(name, "requests.") || strings.HasPrefix(name, "limits."):
+		return core("pods")
+	case name == "services" || strings.HasPrefix(name, "services."):
+		return core("services")
+	case quotaCounted[name]:
+		return core(name)
+	}
+	return schema.GroupVersionResource{}, false
+}

@@ -1,8 +1,9 @@
 // Package controllers holds the control-plane controllers devplane runs
-// in-process against its own API (through client-go and a loopback
-// rest.Config): namespace deletion, garbage collection, default service
-// accounts, the root CA ConfigMap, and the kubernetes Service's endpoints
-// kept by every replica.
+// in-process: namespace deletion, garbage collection, default service
+// accounts, the root CA ConfigMap, resource quota status, and the
+// kubernetes Service's endpoints kept by every replica. They read the
+// server's watch caches directly (Local) and write through its API with
+// client-go and a loopback rest.Config.
 package controllers
 
 import (

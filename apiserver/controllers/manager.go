@@ -36,8 +36,11 @@ type ManagerOptions struct {
 	DisableLeaderElection bool
 	// Local, when set, feeds the controllers' informers from the server's
 	// own watch caches in-process; otherwise they list and watch over HTTP.
-	Local  Local
-	Logger *slog.Logger
+	Local Local
+	// QuotaUsage counts a namespace's usage for the resource quota
+	// controller; without it there is none.
+	QuotaUsage QuotaUsageFunc
+	Logger     *slog.Logger
 }
 
 // Manager runs the controllers (under leader election) and the lease
@@ -77,6 +80,13 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (*Manager, error) {
 		return nil, err
 	}
 	m.controllers = []Controller{ns, m.gc, sa}
+	if opts.QuotaUsage != nil {
+		quota, err := NewQuotaController(cfg, opts.Local, opts.QuotaUsage, opts.Logger)
+		if err != nil {
+			return nil, err
+		}
+		m.controllers = append(m.controllers, quota)
+	}
 	if len(opts.CA) > 0 {
 		ca, err := NewRootCAPublisher(cfg, opts.Local, opts.CA, opts.Logger)
 		if err != nil {

@@ -2,6 +2,9 @@ package controlplane
 
 import (
 	"context"
+	"errors"
+
+	corev1 "k8s.io/api/core/v1"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -78,4 +81,45 @@ func (s *registrySource) UpdateStatus(ctx context.Context, gvr schema.GroupVersi
 	_, _, err = st.Update(admission.WithoutAdmission(request.AsAPIServer(ctx)), acc.GetNamespace(), acc.GetName(), "status",
 		func(context.Context, runtime.Object) (runtime.Object, error) { return obj.DeepCopyObject(), nil }, metav1.UpdateOptions{})
 	return err
+}
+
+// quotaUsage counts a namespace's usage of the resources hard names from
+// the watch caches of every local resource (custom ones included), for the
+// resource quota controller.
+func (cp *ControlPlane) quotaUsage(ctx context.Context, namespace string, hard corev1.ResourceList) (corev1.ResourceList, error) {
+	resolve := func(group, resource string) (schema.GroupVersionResource, bool) {
+		for _, reg := range cp.localRegistries() {
+			for _, r := range reg.Resources() {
+				if r.GVR.Group == group && r.GVR.Resource == resource && r.Store != nil {
+					return r.GVR, true
+				}
+			}
+		}
+		return schema.GroupVersionResource{}, false
+	}
+	return admission.QuotaUsage(request.AsAPIServer(ctx), localSource{cp}, resolve, namespace, hard)
+}
+
+// localSource lists from the watch caches through LocalReader; the quota
+// count only lists.
+type localSource struct{ cp *ControlPlane }
+
+func (s localSource) List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, _ bool) ([]runtime.Object, error) {
+	lr, ok := s.cp.LocalReader(gvr)
+	if !ok {
+		return nil, apierrors.NewNotFound(gvr.GroupResource(), "")
+	}
+	list, err := lr.List(ctx, namespace, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return nil, err
+	}
+	return meta.ExtractList(list)
+}
+
+func (s localSource) Get(context.Context, schema.GroupVersionResource, string, string) (runtime.Object, error) {
+	return nil, errors.New("localSource only lists")
+}
+
+func (s localSource) UpdateStatus(context.Context, schema.GroupVersionResource, runtime.Object) error {
+	return errors.New("localSource only lists")
 }

@@ -26,6 +26,7 @@ func (cp *ControlPlane) installControllers() error {
 		// an external etcd take turns.
 		DisableLeaderElection: len(cp.opts.EtcdServers) == 0,
 		Local:                 cp.LocalReader,
+		QuotaUsage:            cp.quotaUsage,
 		Logger:                cp.logger.With("component", "controllers"),
 	})
 	if err != nil {

@@ -1,0 +1,139 @@
+package controllers
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+)
+
+// QuotaUsageFunc counts what a namespace uses of each resource hard names.
+type QuotaUsageFunc func(ctx context.Context, namespace string, hard corev1.ResourceList) (corev1.ResourceList, error)
+
+// quotaResync is how often namespaces with quotas are recounted, so usage
+// falls soon after deletes (kube replenishes on delete events, within
+// seconds too); admission keeps it current on creates.
+const quotaResync = 2 * time.Second
+
+// QuotaController keeps every ResourceQuota's status (hard and used), as
+// kube-controller-manager's resource quota controller: a new quota shows
+// its usage at once, and usage drops after deletes.
+type QuotaController struct {
+	client kubernetes.Interface
+	reads  reads
+	usage  QuotaUsageFunc
+	logger *slog.Logger
+	synced atomic.Bool
+	// Resync is how often namespaces with quotas are recounted.
+	Resync time.Duration
+}
+
+// NewQuotaController builds the controller; usage counts a namespace's
+// objects (admission.QuotaUsage over the watch caches, in devplane).
+func NewQuotaController(cfg *rest.Config, local Local, usage QuotaUsageFunc, logger *slog.Logger) (*QuotaController, error) {
+	c, err := clientsFor(cfg, local, "resourcequota-controller")
+	if err != nil {
+		return nil, err
+	}
+	return &QuotaController{client: c.client, reads: c.reads, usage: usage,
+		logger: loggerOr(logger, "resourcequota"), Resync: quotaResync}, nil
+}
+
+func (c *QuotaController) Name() string    { return "resourcequota-controller" }
+func (c *QuotaController) HasSynced() bool { return c.synced.Load() }
+
+// Run recounts a namespace when one of its quotas changes, and every
+// namespace with quotas each Resync.
+func (c *QuotaController) Run(ctx context.Context) error {
+	defer c.synced.Store(false)
+	queue := newQueue[string]("resourcequota", 10*time.Millisecond, 5*time.Second)
+	informer := cache.NewSharedIndexInformer(c.reads.typed("resourcequotas", nil), &corev1.ResourceQuota{}, 0,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	enqueue := func(obj any) {
+		if q, ok := obj.(*corev1.ResourceQuota); ok {
+			queue.Add(q.Namespace)
+		}
+	}
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, obj any) { enqueue(obj) },
+	}); err != nil {
+		return err
+	}
+	informerDone := make(chan struct{})
+	defer func() { <-informerDone }()
+	go func() {
+		defer close(informerDone)
+		informer.RunWithContext(ctx)
+	}()
+	if !waitForSync(ctx, informer.HasSynced) {
+		queue.ShutDown()
+		return nil
+	}
+	c.synced.Store(true)
+	go func() {
+		tick := time.NewTicker(c.Resync)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				for _, ns := range informer.GetIndexer().ListIndexFuncValues(cache.NamespaceIndex) {
+					queue.Add(ns)
+				}
+			}
+		}
+	}()
+	runWorkers(ctx, queue, 2, c.logger, func(ctx context.Context, namespace string) error {
+		objs, err := informer.GetIndexer().ByIndex(cache.NamespaceIndex, namespace)
+		if err != nil || len(objs) == 0 {
+			return err
+		}
+		return c.sync(ctx, namespace, objs)
+	})
+	return nil
+}
+
+// sync writes each quota's status from one count of the namespace.
+func (c *QuotaController) sync(ctx context.Context, namespace string, objs []any) error {
+	hard := corev1.ResourceList{}
+	for _, o := range objs {
+		for name, q := range o.(*corev1.ResourceQuota).Spec.Hard {
+			hard[name] = q
+		}
+	}
+	used, err := c.usage(ctx, namespace, hard)
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		q := o.(*corev1.ResourceQuota)
+		want := corev1.ResourceQuotaStatus{Hard: q.Spec.Hard.DeepCopy(), Used: corev1.ResourceList{}}
+		for name := range q.Spec.Hard {
+			want.Used[name] = used[name]
+		}
+		if apiequality.Semantic.DeepEqual(q.Status, want) {
+			continue
+		}
+		updated := q.DeepCopy()
+		updated.Status = want
+		_, err := c.client.CoreV1().ResourceQuotas(namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+		case apierrors.IsConflict(err):
+			return errRequeue // admission or a user wrote it meanwhile: recount
+		case err != nil:
+			return err
+		}
+	}
+	return nil
+}
