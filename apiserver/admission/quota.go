@@ -129,25 +129,59 @@ func ResourceQuota(src Source) Interface {
 			if a.DryRun {
 				continue
 			}
-			updated := q.DeepCopy()
-			updated.Status.Hard = q.Spec.Hard.DeepCopy()
-			if updated.Status.Used == nil {
-				updated.Status.Used = corev1.ResourceList{}
-			}
-			for name := range q.Spec.Hard {
-				if _, ok := delta[name]; ok {
-					total := used[name].DeepCopy()
-					total.Add(delta[name])
-					updated.Status.Used[name] = total
-				} else if _, ok := updated.Status.Used[name]; !ok {
-					updated.Status.Used[name] = resource.MustParse("0")
-				}
-			}
-			// Best effort: a conflicting writer recomputes on its own turn.
-			_ = src.UpdateStatus(ctx, resourceQuotasGVR, updated)
+			recordUsage(ctx, src, q, used, delta)
 		}
 		return nil
 	}}
+}
+
+// recordUsage writes the quota's status.used with this create counted.
+// On a conflict (the quota controller, or another create, wrote first) it
+// retries on the latest quota: dropping the count would leave usage short
+// until the controller's next recount.
+func recordUsage(ctx context.Context, src Source, q *corev1.ResourceQuota, used, delta corev1.ResourceList) {
+	for attempt := 0; attempt < 5; attempt++ {
+		updated := q.DeepCopy()
+		updated.Status.Hard = q.Spec.Hard.DeepCopy()
+		if updated.Status.Used == nil {
+			updated.Status.Used = corev1.ResourceList{}
+		}
+		for name := range q.Spec.Hard {
+			if _, ok := delta[name]; ok {
+				total := used[name].DeepCopy()
+				total.Add(delta[name])
+				if attempt > 0 {
+					// Another create may have counted itself meanwhile:
+					// keep the larger of our count and its tally.
+					tally := q.Status.Used[name].DeepCopy()
+					tally.Add(delta[name])
+					if tally.Cmp(total) > 0 {
+						total = tally
+					}
+				}
+				updated.Status.Used[name] = total
+			} else if _, ok := updated.Status.Used[name]; !ok {
+				updated.Status.Used[name] = resource.MustParse("0")
+			}
+		}
+		err := src.UpdateStatus(ctx, resourceQuotasGVR, updated)
+		if !apierrors.IsConflict(err) {
+			return // written, or gone: nothing more to do
+		}
+		latest, err := src.List(ctx, resourceQuotasGVR, q.Namespace, true)
+		if err != nil {
+			return
+		}
+		q = nil
+		for _, o := range latest {
+			if cand := o.(*corev1.ResourceQuota); cand.Name == updated.Name {
+				q = cand
+			}
+		}
+		if q == nil {
+			return
+		}
+	}
 }
 
 // quotaLookupTTL is how long a namespace found without quotas by a live

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,7 +35,17 @@ type QuotaController struct {
 	synced atomic.Bool
 	// Resync is how often namespaces with quotas are recounted.
 	Resync time.Duration
+
+	// usedChangedAt is when each quota's status.used last changed by
+	// someone else (admission counts a create before the object is
+	// stored): a recount right then could miss that object, so it waits.
+	mu            sync.Mutex
+	usedChangedAt map[string]time.Time
 }
+
+// settle is how long after admission's count a recount waits, so the
+// object admission counted has reached the cache.
+const settle = time.Second
 
 // NewQuotaController builds the controller; usage counts a namespace's
 // objects (admission.QuotaUsage over the watch caches, in devplane).
@@ -57,14 +68,29 @@ func (c *QuotaController) Run(ctx context.Context) error {
 	queue := newQueue[string]("resourcequota", 10*time.Millisecond, 5*time.Second)
 	informer := cache.NewSharedIndexInformer(c.reads.typed("resourcequotas", nil), &corev1.ResourceQuota{}, 0,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	enqueue := func(obj any) {
-		if q, ok := obj.(*corev1.ResourceQuota); ok {
-			queue.Add(q.Namespace)
-		}
-	}
+	c.usedChangedAt = map[string]time.Time{}
 	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, obj any) { enqueue(obj) },
+		AddFunc: func(obj any) { queue.Add(obj.(*corev1.ResourceQuota).Namespace) },
+		UpdateFunc: func(oldObj, obj any) {
+			old, cur := oldObj.(*corev1.ResourceQuota), obj.(*corev1.ResourceQuota)
+			if !apiequality.Semantic.DeepEqual(old.Status.Used, cur.Status.Used) {
+				c.mu.Lock()
+				c.usedChangedAt[cur.Namespace+"/"+cur.Name] = time.Now()
+				c.mu.Unlock()
+			}
+			// As kube: a changed spec (or a status that does not show it)
+			// is recounted now; usage changes wait for the resync.
+			if !apiequality.Semantic.DeepEqual(cur.Spec.Hard, cur.Status.Hard) {
+				queue.Add(cur.Namespace)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if q, ok := obj.(*corev1.ResourceQuota); ok {
+				c.mu.Lock()
+				delete(c.usedChangedAt, q.Namespace+"/"+q.Name)
+				c.mu.Unlock()
+			}
+		},
 	}); err != nil {
 		return err
 	}
@@ -98,9 +124,28 @@ func (c *QuotaController) Run(ctx context.Context) error {
 		if err != nil || len(objs) == 0 {
 			return err
 		}
+		if wait := c.sinceAdmission(objs); wait > 0 {
+			queue.AddAfter(namespace, wait)
+			return nil
+		}
 		return c.sync(ctx, namespace, objs)
 	})
 	return nil
+}
+
+// sinceAdmission is how long to wait before recounting, if admission
+// changed one of the quotas' usage within the last settle.
+func (c *QuotaController) sinceAdmission(objs []any) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var wait time.Duration
+	for _, o := range objs {
+		q := o.(*corev1.ResourceQuota)
+		if at, ok := c.usedChangedAt[q.Namespace+"/"+q.Name]; ok {
+			wait = max(wait, settle-time.Since(at))
+		}
+	}
+	return wait
 }
 
 // sync writes each quota's status from one count of the namespace.
