@@ -153,6 +153,9 @@ type Source interface {
 	// UpdateStatus writes obj's status (ResourceQuota usage), failing on a
 	// resourceVersion conflict.
 	UpdateStatus(ctx context.Context, gvr schema.GroupVersionResource, obj runtime.Object) error
+	// Resource finds the stored resource of a kind and whether it is
+	// namespaced (a policy's paramKind); false when nothing serves it.
+	Resource(gvk schema.GroupVersionKind) (gvr schema.GroupVersionResource, namespaced, ok bool)
 }
 
 type skipKey struct{}

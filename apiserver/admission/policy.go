@@ -2,13 +2,18 @@ package admission
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 var (
@@ -17,7 +22,8 @@ var (
 )
 
 // ValidatingAdmissionPolicies evaluates the CEL validations of bound
-// ValidatingAdmissionPolicies (params are not supported yet).
+// ValidatingAdmissionPolicies, once per param object when the policy has a
+// paramKind.
 func ValidatingAdmissionPolicies(src Source) Interface {
 	return Func{ValidateFunc: func(ctx context.Context, a *Attributes) error {
 		bindings, err := src.List(ctx, bindingsGVR, "", false)
@@ -98,12 +104,32 @@ func evaluatePolicy(ctx context.Context, src Source, p *admissionregistrationv1.
 	}
 	prefix := fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '%s' denied request: ", p.Name, b.Name)
 	fail := p.Spec.FailurePolicy == nil || *p.Spec.FailurePolicy == admissionregistrationv1.Fail
+	params, err := collectParams(ctx, src, p.Spec.ParamKind, b.Spec.ParamRef, a)
+	if err != nil {
+		if !fail {
+			return nil
+		}
+		return policyDenial(prefix+"failed to configure binding: "+err.Error(), metav1.StatusReasonInvalid)
+	}
 	vars := map[string]any{"object": toCEL(a.Object), "oldObject": toCEL(a.OldObject), "request": toCEL(admissionRequest(a, ""))}
 	if a.Namespace != "" {
 		if ns, err := namespaceOf(ctx, src, a.Namespace); err == nil && ns != nil {
 			vars["namespaceObject"] = toCEL(ns)
 		}
 	}
+	for _, param := range params {
+		vars["params"] = toCEL(param)
+		if err := evaluateWithParams(ctx, p, b, vars, prefix, fail, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// evaluateWithParams runs the policy's match conditions and validations
+// against one param object (vars["params"], nil without a paramKind).
+func evaluateWithParams(ctx context.Context, p *admissionregistrationv1.ValidatingAdmissionPolicy,
+	b *admissionregistrationv1.ValidatingAdmissionPolicyBinding, vars map[string]any, prefix string, fail bool, a *Attributes) error {
 	for _, mc := range p.Spec.MatchConditions {
 		ok, err := evalBool(mc.Expression, vars)
 		if err != nil {
@@ -166,13 +192,78 @@ func evaluatePolicy(ctx context.Context, src Source, p *admissionregistrationv1.
 			AddWarning(ctx, fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", p.Name, b.Name, msg))
 		}
 		if deny {
-			text := prefix + msg
-			return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Message: text,
-				Reason: reason, Code: reasonCode(reason),
-				Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Message: text}}}}}
+			return policyDenial(prefix+msg, reason)
 		}
 	}
 	return nil
+}
+
+func policyDenial(text string, reason metav1.StatusReason) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Message: text,
+		Reason: reason, Code: reasonCode(reason),
+		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Message: text}}}}}
+}
+
+// collectParams finds a binding's param objects as kube does: none needed
+// without a paramKind (one evaluation, params null); by name or label
+// selector in paramRef's namespace, else the request's, for a namespaced
+// param kind; no param at all is allowed unless parameterNotFoundAction is
+// Deny.
+func collectParams(ctx context.Context, src Source, kind *admissionregistrationv1.ParamKind,
+	ref *admissionregistrationv1.ParamRef, a *Attributes) ([]runtime.Object, error) {
+	if kind == nil {
+		return []runtime.Object{nil}, nil
+	}
+	if ref == nil {
+		return nil, fmt.Errorf("paramKind kind `%s` is specified but paramRef is not set in binding", kind.Kind)
+	}
+	gv, err := schema.ParseGroupVersion(kind.APIVersion)
+	if err != nil {
+		return nil, fmt.Errorf("paramKind apiVersion %q: %v", kind.APIVersion, err)
+	}
+	gvr, namespaced, ok := src.Resource(gv.WithKind(kind.Kind))
+	if !ok {
+		return nil, fmt.Errorf("failed to find resource referenced by paramKind: '%s'", gv.WithKind(kind.Kind))
+	}
+	namespace := ""
+	switch {
+	case !namespaced:
+	case ref.Namespace != "":
+		namespace = ref.Namespace
+	case a.Namespace != "":
+		namespace = a.Namespace
+	default:
+		return nil, errors.New("cannot use namespaced paramRef in policy binding that matches cluster-scoped resources")
+	}
+	var params []runtime.Object
+	switch {
+	case ref.Name != "":
+		param, err := src.Get(ctx, gvr, namespace, ref.Name)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+		if err == nil {
+			params = append(params, param)
+		}
+	case ref.Selector != nil:
+		selector, err := metav1.LabelSelectorAsSelector(ref.Selector)
+		if err != nil {
+			return nil, err
+		}
+		all, err := src.List(ctx, gvr, namespace, false)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range all {
+			if acc, err := meta.Accessor(o); err == nil && selector.Matches(labels.Set(acc.GetLabels())) {
+				params = append(params, o)
+			}
+		}
+	}
+	if len(params) == 0 && ref.ParameterNotFoundAction != nil && *ref.ParameterNotFoundAction == admissionregistrationv1.DenyAction {
+		return nil, errors.New("no params found for policy binding with `Deny` parameterNotFoundAction")
+	}
+	return params, nil
 }
 
 func withVariables(vars map[string]any, variables map[string]any) map[string]any {

@@ -30,6 +30,10 @@ func (s *quotaSource) List(_ context.Context, _ schema.GroupVersionResource, _ s
 	return s.cached, nil
 }
 
+func (s *quotaSource) Resource(schema.GroupVersionKind) (schema.GroupVersionResource, bool, bool) {
+	return schema.GroupVersionResource{}, false, false
+}
+
 func (s *quotaSource) UpdateStatus(context.Context, schema.GroupVersionResource, runtime.Object) error {
 	return nil
 }

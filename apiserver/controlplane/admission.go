@@ -2,7 +2,6 @@ package controlplane
 
 import (
 	"context"
-	"errors"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -21,7 +20,7 @@ import (
 // kube-apiserver's default admission chain, so webhooks and policies see
 // custom resources too.
 func (cp *ControlPlane) installAdmission() {
-	src := &registrySource{reg: cp.CoreRegistry}
+	src := &registrySource{regs: cp.localRegistries}
 	chain, err := admission.NewChain(src)
 	if err != nil {
 		// Only a broken Pod Security policy library gets here.
@@ -33,16 +32,30 @@ func (cp *ControlPlane) installAdmission() {
 	}
 }
 
-// registrySource reads what admission needs straight from the core
-// registry's stores (the watch cache unless a consistent read is asked).
-type registrySource struct{ reg *registry.Registry }
+// registrySource reads what admission needs straight from the local
+// registries' stores, built-in and custom (the watch cache unless a
+// consistent read is asked).
+type registrySource struct{ regs func() []*registry.Registry }
 
 func (s *registrySource) store(gvr schema.GroupVersionResource) (*registry.Store, error) {
-	res, ok := s.reg.Lookup(gvr.Group, gvr.Version, gvr.Resource)
-	if !ok || res.Store == nil {
-		return nil, apierrors.NewNotFound(gvr.GroupResource(), "")
+	for _, reg := range s.regs() {
+		if res, ok := reg.Lookup(gvr.Group, gvr.Version, gvr.Resource); ok && res.Store != nil {
+			return res.Store, nil
+		}
 	}
-	return res.Store, nil
+	return nil, apierrors.NewNotFound(gvr.GroupResource(), "")
+}
+
+// Resource finds the stored resource of a kind (a policy's paramKind).
+func (s *registrySource) Resource(gvk schema.GroupVersionKind) (schema.GroupVersionResource, bool, bool) {
+	for _, reg := range s.regs() {
+		for _, r := range reg.Resources() {
+			if r.GVR.GroupVersion() == gvk.GroupVersion() && r.Kind == gvk.Kind && r.Store != nil {
+				return r.GVR, r.Namespaced, true
+			}
+		}
+	}
+	return schema.GroupVersionResource{}, false, false
 }
 
 func (s *registrySource) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (runtime.Object, error) {
@@ -97,29 +110,5 @@ func (cp *ControlPlane) quotaUsage(ctx context.Context, namespace string, hard c
 		}
 		return schema.GroupVersionResource{}, false
 	}
-	return admission.QuotaUsage(request.AsAPIServer(ctx), localSource{cp}, resolve, namespace, hard)
-}
-
-// localSource lists from the watch caches through LocalReader; the quota
-// count only lists.
-type localSource struct{ cp *ControlPlane }
-
-func (s localSource) List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, _ bool) ([]runtime.Object, error) {
-	lr, ok := s.cp.LocalReader(gvr)
-	if !ok {
-		return nil, apierrors.NewNotFound(gvr.GroupResource(), "")
-	}
-	list, err := lr.List(ctx, namespace, metav1.ListOptions{ResourceVersion: "0"})
-	if err != nil {
-		return nil, err
-	}
-	return meta.ExtractList(list)
-}
-
-func (s localSource) Get(context.Context, schema.GroupVersionResource, string, string) (runtime.Object, error) {
-	return nil, errors.New("localSource only lists")
-}
-
-func (s localSource) UpdateStatus(context.Context, schema.GroupVersionResource, runtime.Object) error {
-	return errors.New("localSource only lists")
+	return admission.QuotaUsage(request.AsAPIServer(ctx), &registrySource{regs: cp.localRegistries}, resolve, namespace, hard)
 }

@@ -657,6 +657,91 @@ func TestAdmissionBuiltinPlugins(t *testing.T) {
 	})
 }
 
+// ValidatingAdmissionPolicy params: a ConfigMap named by the binding (or
+// picked by a label selector in the request's namespace) feeds "params";
+// a missing one denies or allows as parameterNotFoundAction says.
+func TestAdmissionPolicyParams(t *testing.T) {
+	s := startControlPlane(t, "")
+	cs := s.clientset(t, false)
+	ctx := context.Background()
+	testNamespace(t, cs, "vap-named", nil)
+	testNamespace(t, cs, "vap-selected", nil)
+	_, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "replica-limit"},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			ParamKind: &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"},
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: rule(opsCreateUpdate, "apps", "deployments")[0]}}},
+			Validations: []admissionregistrationv1.Validation{{Expression: "object.spec.replicas <= int(params.data.maxReplicas)",
+				MessageExpression: "'at most ' + params.data.maxReplicas + ' replicas (' + params.metadata.name + ')'"}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deny := admissionregistrationv1.DenyAction
+	allow := admissionregistrationv1.AllowAction
+	for _, b := range []admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		{ObjectMeta: metav1.ObjectMeta{Name: "named"}, Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName: "replica-limit", ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			ParamRef:       &admissionregistrationv1.ParamRef{Name: "limits", Namespace: "default", ParameterNotFoundAction: &deny},
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: nsSelector("vap-named")}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "selected"}, Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName: "replica-limit", ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			ParamRef: &admissionregistrationv1.ParamRef{ParameterNotFoundAction: &allow,
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"limits": "replicas"}}},
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: nsSelector("vap-selected")}}},
+	} {
+		if _, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, &b, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	i := 0
+	create := func(ns string, replicas int32) error {
+		i++
+		_, err := cs.AppsV1().Deployments(ns).Create(ctx, deployment(fmt.Sprintf("d%d", i), replicas), metav1.CreateOptions{})
+		return err
+	}
+
+	// Named param, absent, Deny.
+	want := "ValidatingAdmissionPolicy 'replica-limit' with binding 'named' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction"
+	err = createUntil(t, "denied for want of params", func() error { return create("vap-named", 1) },
+		func(err error) bool { return err != nil })
+	if !apierrors.IsInvalid(err) || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "limits"},
+		Data: map[string]string{"maxReplicas": "3"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	createUntil(t, "allowed within the param's limit", func() error { return create("vap-named", 3) },
+		func(err error) bool { return err == nil })
+	err = create("vap-named", 4)
+	if want := "ValidatingAdmissionPolicy 'replica-limit' with binding 'named' denied request: at most 3 replicas (limits)"; err == nil || err.Error() != want {
+		t.Errorf("over the limit: got %v, want %s", err, want)
+	}
+
+	// Selected params in the request's namespace: none is allowed; each
+	// one found must pass.
+	if err := create("vap-selected", 9); err != nil {
+		t.Errorf("no params, parameterNotFoundAction Allow: %v", err)
+	}
+	for name, max := range map[string]string{"loose": "8", "strict": "2"} {
+		if _, err := cs.CoreV1().ConfigMaps("vap-selected").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name,
+			Labels: map[string]string{"limits": "replicas"}}, Data: map[string]string{"maxReplicas": max}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = createUntil(t, "the strictest selected param applies", func() error { return create("vap-selected", 5) },
+		func(err error) bool { return err != nil })
+	if want := "ValidatingAdmissionPolicy 'replica-limit' with binding 'selected' denied request: at most 2 replicas (strict)"; err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+	if err := create("vap-selected", 2); err != nil {
+		t.Errorf("within every param: %v", err)
+	}
+}
+
 func resourceQty(s string) resource.Quantity { return resource.MustParse(s) }
 
 func ptrTo[T any](v T) *T { return &v }
