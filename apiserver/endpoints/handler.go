@@ -9,7 +9,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/devplane/devplane/apiserver/registry"
 	"github.com/devplane/devplane/apiserver/request"
+	"github.com/devplane/devplane/apiserver/storage"
 )
 
 // Options configure the API handler.
@@ -223,9 +223,19 @@ func (h *handler) list(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		h.writeError(w, r, err)
 		return
 	}
+	// A protobuf list of built-in objects reuses the watch cache's
+	// encoding of each item.
+	var encoded *storage.EncodedItems
+	if mc.info.MediaType == mediaTypeProtobuf && mc.as == asObject && !sc.res.Custom {
+		encoded = &storage.EncodedItems{}
+		ctx = storage.WithEncodedItems(ctx, encoded)
+	}
 	list, err := sc.res.Store.List(ctx, sc.namespace, opts)
 	if err != nil {
 		h.writeError(w, r, err)
+		return
+	}
+	if encoded != nil && encoded.Valid && h.writeProtobufList(w, r, http.StatusOK, list, sc.gv, encoded.Proto) {
 		return
 	}
 	h.respond(ctx, w, r, http.StatusOK, list, sc, mc)
@@ -256,10 +266,6 @@ func (h *handler) respond(ctx context.Context, w http.ResponseWriter, r *http.Re
 		}
 		h.writeObject(w, r, code, pom, metaGV(mc), mc)
 	default:
-		if mc.info.MediaType == mediaTypeProtobuf && meta.IsListType(obj) && sc.res.Store != nil &&
-			h.writeProtobufList(w, r, code, obj, sc.gv, sc.res.Store.CachedProtobuf) {
-			return
-		}
 		h.writeObject(w, r, code, obj, sc.gv, mc)
 	}
 }

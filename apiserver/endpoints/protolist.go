@@ -16,15 +16,12 @@ var protobufEnvelope = []byte{0x6b, 0x38, 0x73, 0x00}
 
 const mediaTypeProtobuf = "application/vnd.kubernetes.protobuf"
 
-// itemEncoder returns an item's protobuf message, typically from the watch
-// cache; false means marshal the item here.
-type itemEncoder func(item runtime.Object) ([]byte, bool)
-
 // writeProtobufList writes a list as the protobuf serializer would, byte
-// for byte, but with each item's message taken from cached when it has it:
-// a list of thousands of objects is mostly copying then, not marshalling.
-// It reports false (nothing written) for objects it cannot encode this way.
-func (h *handler) writeProtobufList(w http.ResponseWriter, r *http.Request, code int, list runtime.Object, gv schema.GroupVersion, cached itemEncoder) bool {
+// for byte, but with each item's message taken from cached (in list order,
+// from the watch cache) when it has it: a list of thousands of objects is
+// mostly copying then, not marshalling. It reports false (nothing written)
+// for objects it cannot encode this way.
+func (h *handler) writeProtobufList(w http.ResponseWriter, r *http.Request, code int, list runtime.Object, gv schema.GroupVersion, cached [][]byte) bool {
 	// Typed lists embed a ListMeta; unstructured ones do not.
 	withMeta, ok := list.(metav1.ListMetaAccessor)
 	if !ok {
@@ -43,11 +40,18 @@ func (h *handler) writeProtobufList(w http.ResponseWriter, r *http.Request, code
 	if err != nil {
 		return false
 	}
-	items := make([][]byte, 0, meta.LenList(list))
+	n := meta.LenList(list)
+	if len(cached) != n {
+		cached = nil // not this list's: marshal every item
+	}
+	items := make([][]byte, 0, n)
 	size := fieldSize(len(head))
 	err = meta.EachListItem(list, func(item runtime.Object) error {
-		b, ok := cached(item)
-		if !ok {
+		var b []byte
+		if i := len(items); cached != nil {
+			b = cached[i]
+		}
+		if b == nil {
 			m, isProto := item.(interface{ Marshal() ([]byte, error) })
 			if !isProto {
 				return errNotProtobuf
@@ -64,23 +68,28 @@ func (h *handler) writeProtobufList(w http.ResponseWriter, r *http.Request, code
 	if err != nil {
 		return false
 	}
-	// The list message: ListMeta is field 1, the items repeat field 2.
-	msg := make([]byte, 0, size)
-	msg = appendBytesField(msg, 1, head)
-	for _, b := range items {
-		msg = appendBytesField(msg, 2, b)
-	}
-	unknown := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind}, Raw: msg}
+	// The body: the envelope, then a runtime.Unknown whose fields are
+	// typeMeta (1), raw (2: the list message, ListMeta as field 1 and the
+	// items repeating field 2) and the empty contentEncoding (3) and
+	// contentType (4), written straight into one buffer.
+	apiVersion, kind := gvk.GroupVersion().String(), gvk.Kind
+	typeMeta := fieldSize(len(apiVersion)) + fieldSize(len(kind))
+	total := len(protobufEnvelope) + fieldSize(typeMeta) + fieldSize(size) + 2 + 2
 	buf := getBuffer()
 	defer putBuffer(buf)
-	buf.Grow(len(protobufEnvelope) + unknown.Size())
-	buf.Write(protobufEnvelope)
-	body := buf.AvailableBuffer()[:unknown.Size()]
-	if _, err := unknown.MarshalToSizedBuffer(body); err != nil {
-		return false
+	buf.Grow(total)
+	out := buf.AvailableBuffer() // buf's memory, returned to the pool after writeBody
+	out = append(out, protobufEnvelope...)
+	out = appendTag(out, 1, typeMeta)
+	out = appendBytesField(out, 1, []byte(apiVersion))
+	out = appendBytesField(out, 2, []byte(kind))
+	out = appendTag(out, 2, size)
+	out = appendBytesField(out, 1, head)
+	for _, b := range items {
+		out = appendBytesField(out, 2, b)
 	}
-	buf.Write(body)
-	writeBody(w, r, code, mediaTypeProtobuf, buf.Bytes())
+	out = append(out, 3<<3|2, 0, 4<<3|2, 0)
+	writeBody(w, r, code, mediaTypeProtobuf, out)
 	return true
 }
 
@@ -103,8 +112,12 @@ func varintSize(v uint64) int {
 	return n
 }
 
+// appendTag starts a length-delimited field (wire type 2) of n bytes.
+func appendTag(dst []byte, field, n int) []byte {
+	dst = append(dst, byte(field<<3|2))
+	return binary.AppendUvarint(dst, uint64(n))
+}
+
 func appendBytesField(dst []byte, field int, b []byte) []byte {
-	dst = append(dst, byte(field<<3|2)) // wire type 2: length-delimited
-	dst = binary.AppendUvarint(dst, uint64(len(b)))
-	return append(dst, b...)
+	return append(appendTag(dst, field, len(b)), b...)
 }

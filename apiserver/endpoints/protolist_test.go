@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -52,15 +53,24 @@ func TestWriteProtobufListMatchesSerializer(t *testing.T) {
 			if err := info.Serializer.Encode(tc.list, &want); err != nil {
 				t.Fatal(err)
 			}
-			for _, cachedEvery := range []int{0, 1, 3} { // none, all, some items cached
-				n := 0
-				cached := func(item runtime.Object) ([]byte, bool) {
-					n++
-					if cachedEvery == 0 || n%cachedEvery != 0 {
-						return nil, false
+			for _, cachedEvery := range []int{0, 1, 3, -1} { // none, all, some items cached; -1: not this list's
+				var cached [][]byte
+				if cachedEvery < 0 { // a different length: ignored
+					cached = make([][]byte, meta.LenList(tc.list)+1)
+					for i := range cached {
+						cached[i] = []byte("stale")
 					}
-					b, err := item.(interface{ Marshal() ([]byte, error) }).Marshal()
-					return b, err == nil
+				}
+				if cachedEvery > 0 {
+					cached = make([][]byte, meta.LenList(tc.list))
+					i := 0
+					_ = meta.EachListItem(tc.list, func(item runtime.Object) error {
+						if i%cachedEvery == 0 {
+							cached[i], _ = item.(interface{ Marshal() ([]byte, error) }).Marshal()
+						}
+						i++
+						return nil
+					})
 				}
 				rec := httptest.NewRecorder()
 				req := httptest.NewRequest("GET", "/api/v1/configmaps", nil)

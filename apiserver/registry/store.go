@@ -811,20 +811,3 @@ func (s *Store) afterDelete(ctx context.Context, obj runtime.Object) {
 		s.Hooks.AfterDelete(ctx, obj)
 	}
 }
-
-// CachedProtobuf returns item's protobuf message from the watch cache when
-// the cache holds that very version of it (false otherwise, e.g. without
-// a cache): list responses reuse one encoding per object version.
-func (s *Store) CachedProtobuf(item runtime.Object) ([]byte, bool) {
-	c, ok := s.Storage.(interface {
-		CachedProtobuf(key, rv string) ([]byte, bool)
-	})
-	if !ok {
-		return nil, false
-	}
-	acc, err := meta.Accessor(item)
-	if err != nil {
-		return nil, false
-	}
-	return c.CachedProtobuf(s.Key(acc.GetNamespace(), acc.GetName()), acc.GetResourceVersion())
-}

@@ -71,43 +71,45 @@ type cachedObject struct {
 	labels labels.Set
 	fields fields.Set
 	// proto is obj's protobuf message, made by the first protobuf list that
-	// includes it (CachedProtobuf) and reused by every later one.
+	// includes it (EncodedItems) and reused by every later one.
 	proto atomic.Pointer[[]byte]
 }
 
 // protoMarshaler is implemented by k8s.io/api's generated types.
 type protoMarshaler interface{ Marshal() ([]byte, error) }
 
-// CachedProtobuf returns the protobuf message (no envelope) of the object
-// cached under key, if the cache holds it at resourceVersion rv: a list
-// response reuses it instead of marshalling the object every time.
-func (c *Cacher) CachedProtobuf(key, rv string) ([]byte, bool) {
-	c.mu.RLock()
-	cached := c.objects[key]
-	c.mu.RUnlock()
-	if cached == nil {
-		return nil, false
+// protobuf returns the object's protobuf message (no envelope), made once
+// per cached object; nil for objects without one (custom resources).
+func (c *cachedObject) protobuf() []byte {
+	if p := c.proto.Load(); p != nil {
+		return *p
 	}
-	if p := cached.proto.Load(); p != nil {
-		return *p, cachedResourceVersion(cached.obj) == rv
-	}
-	m, ok := cached.obj.(protoMarshaler)
-	if !ok || cachedResourceVersion(cached.obj) != rv {
-		return nil, false
+	m, ok := c.obj.(protoMarshaler)
+	if !ok {
+		return nil
 	}
 	b, err := m.Marshal()
 	if err != nil {
-		return nil, false
+		return nil
 	}
-	cached.proto.Store(&b)
-	return b, true
+	c.proto.Store(&b)
+	return b
 }
 
-func cachedResourceVersion(obj runtime.Object) string {
-	if acc, err := meta.Accessor(obj); err == nil {
-		return acc.GetResourceVersion()
-	}
-	return ""
+// EncodedItems receives, from a list the watch cache serves, each item's
+// protobuf message in list order: a protobuf list response copies them
+// instead of marshalling every item again. Filled only when the cache
+// served the list (Valid); entries are nil for items without one.
+type EncodedItems struct {
+	Valid bool
+	Proto [][]byte
+}
+
+type encodedItemsKey struct{}
+
+// WithEncodedItems asks the list made with ctx to fill items.
+func WithEncodedItems(ctx context.Context, items *EncodedItems) context.Context {
+	return context.WithValue(ctx, encodedItemsKey{}, items)
 }
 
 // cacheEvent is one change applied to the cache.
@@ -320,6 +322,13 @@ func (c *Cacher) GetList(ctx context.Context, key string, opts ListOptions, list
 	listRev := c.revision
 	c.mu.RUnlock()
 
+	if enc, ok := ctx.Value(encodedItemsKey{}).(*EncodedItems); ok {
+		enc.Proto = make([][]byte, len(selected))
+		for i, cached := range selected {
+			enc.Proto[i] = cached.protobuf()
+		}
+		enc.Valid = true
+	}
 	items := reflect.MakeSlice(setter.items.Type(), len(selected), len(selected))
 	for i, cached := range selected {
 		value := reflect.ValueOf(cached.obj)

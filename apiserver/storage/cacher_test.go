@@ -484,53 +484,59 @@ func TestCacherStopClosesWatchers(t *testing.T) {
 	}
 }
 
-// CachedProtobuf hands out an object's message only for the version the
-// cache holds, and the same bytes every time.
-func TestCacherCachedProtobuf(t *testing.T) {
+// A list served from the cache hands out each item's protobuf message in
+// list order (made once per object version, the same bytes every time);
+// a list served from etcd does not.
+func TestCacherEncodedItems(t *testing.T) {
 	ctx := testContext(t)
 	cfg := testConfig(t)
 	cacher := newTestCacher(t, cfg, CacherOptions{})
-	key := objectKey(cfg, "ns", "p")
-	created := &corev1.ConfigMap{}
-	if err := cacher.Create(ctx, key, newConfigMap("ns", "p", map[string]string{"a": "b"}), created, 0); err != nil {
-		t.Fatal(err)
+	createConfigMaps(t, cacher, cfg, "ns", 3, nil)
+	list := func(opts ListOptions) (*corev1.ConfigMapList, *EncodedItems) {
+		t.Helper()
+		enc := &EncodedItems{}
+		out := &corev1.ConfigMapList{}
+		opts.Recursive = true
+		if err := cacher.GetList(WithEncodedItems(ctx, enc), cfg.ResourcePrefix, opts, out); err != nil {
+			t.Fatal(err)
+		}
+		return out, enc
 	}
-	if err := cacher.GetList(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true}, &corev1.ConfigMapList{}); err != nil {
-		t.Fatal(err) // a consistent list: the cache has seen the create
-	}
-	want, err := created.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 2 { // made once, then reused
-		got, ok := cacher.CachedProtobuf(key, created.ResourceVersion)
-		if !ok || !bytes.Equal(got, want) {
-			t.Fatalf("CachedProtobuf = %d bytes, %v; want the object's %d", len(got), ok, len(want))
+	check := func(out *corev1.ConfigMapList, enc *EncodedItems) {
+		t.Helper()
+		if !enc.Valid || len(enc.Proto) != len(out.Items) {
+			t.Fatalf("valid %v, %d messages for %d items", enc.Valid, len(enc.Proto), len(out.Items))
+		}
+		for i := range out.Items {
+			want, _ := out.Items[i].Marshal()
+			if !bytes.Equal(enc.Proto[i], want) {
+				t.Errorf("item %d (%s): cached message differs from the item's", i, out.Items[i].Name)
+			}
 		}
 	}
-	if _, ok := cacher.CachedProtobuf(key, "1"); ok {
-		t.Error("an older resourceVersion was served from the cache")
+	out, first := list(ListOptions{})
+	check(out, first)
+	out, second := list(ListOptions{})
+	check(out, second)
+	if &first.Proto[0][0] != &second.Proto[0][0] {
+		t.Error("the second list marshalled the object again")
 	}
-	if _, ok := cacher.CachedProtobuf(objectKey(cfg, "ns", "absent"), created.ResourceVersion); ok {
-		t.Error("an absent key was served")
-	}
-	updated := &corev1.ConfigMap{}
-	if err := cacher.GuaranteedUpdate(ctx, key, updated, false, nil, func(in runtime.Object) (runtime.Object, error) {
+	// An update makes a new message for that object only.
+	key := objectKey(cfg, "ns", "cm-00001")
+	if err := cacher.GuaranteedUpdate(ctx, key, &corev1.ConfigMap{}, false, nil, func(in runtime.Object) (runtime.Object, error) {
 		cm := in.(*corev1.ConfigMap).DeepCopy()
-		cm.Data["a"] = "c"
+		cm.Data = map[string]string{"changed": "yes"}
 		return cm, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := cacher.GetList(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true}, &corev1.ConfigMapList{}); err != nil {
-		t.Fatal(err)
+	out, third := list(ListOptions{}) // consistent: sees the update
+	check(out, third)
+	if out.Items[1].Data["changed"] != "yes" {
+		t.Fatalf("update not listed: %v", out.Items[1].Data)
 	}
-	if _, ok := cacher.CachedProtobuf(key, created.ResourceVersion); ok {
-		t.Error("the replaced version was still served")
-	}
-	got, ok := cacher.CachedProtobuf(key, updated.ResourceVersion)
-	want, _ = updated.Marshal()
-	if !ok || !bytes.Equal(got, want) {
-		t.Errorf("after update: %v, %d bytes; want %d", ok, len(got), len(want))
+	// Served from etcd (a page): nothing handed out.
+	if _, enc := list(ListOptions{Predicate: SelectionPredicate{Limit: 2}}); enc.Valid {
+		t.Error("a paginated list from etcd reported cached messages")
 	}
 }
