@@ -6,10 +6,15 @@ import (
 	"math/rand/v2"
 	"sort"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	psapi "k8s.io/pod-security-admission/api"
 	pspolicy "k8s.io/pod-security-admission/policy"
@@ -276,8 +281,11 @@ func PodSecurity(src Source) (Interface, error) {
 		return nil, err
 	}
 	return Func{ValidateFunc: func(ctx context.Context, a *Attributes) error {
-		if a.Resource != podsGVR || a.Subresource != "" || (a.Operation != Create && a.Operation != Update) {
+		if a.Subresource != "" || (a.Operation != Create && a.Operation != Update) || a.Namespace == "" {
 			return nil
+		}
+		if a.Resource != podsGVR {
+			return warnPodController(ctx, src, eval, a)
 		}
 		pod, ok := a.Object.(*corev1.Pod)
 		if !ok || a.Namespace == "" {
@@ -316,6 +324,66 @@ func PodSecurity(src Source) (Interface, error) {
 		}
 		return nil
 	}}, nil
+}
+
+// podTemplateOf is the pod a workload object creates, or nil.
+func podTemplateOf(obj runtime.Object) *corev1.PodTemplateSpec {
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		return &o.Spec.Template
+	case *appsv1.ReplicaSet:
+		return &o.Spec.Template
+	case *appsv1.StatefulSet:
+		return &o.Spec.Template
+	case *appsv1.DaemonSet:
+		return &o.Spec.Template
+	case *batchv1.Job:
+		return &o.Spec.Template
+	case *batchv1.CronJob:
+		return &o.Spec.JobTemplate.Spec.Template
+	case *corev1.ReplicationController:
+		return o.Spec.Template
+	case *corev1.PodTemplate:
+		return &o.Template
+	}
+	return nil
+}
+
+// warnPodController checks a workload's pod template as kube's PodSecurity
+// does: never denied (its pods will be), but warned about against both the
+// enforce and the warn level, so the author hears before pods fail.
+func warnPodController(ctx context.Context, src Source, eval pspolicy.Evaluator, a *Attributes) error {
+	tmpl := podTemplateOf(a.Object)
+	if tmpl == nil {
+		return nil
+	}
+	if a.Operation == Update {
+		if old := podTemplateOf(a.OldObject); old != nil && equality.Semantic.DeepEqual(old, tmpl) {
+			return nil
+		}
+	}
+	ns, err := namespaceOf(ctx, src, a.Namespace)
+	if err != nil || ns == nil {
+		return err
+	}
+	privileged := psapi.LevelVersion{Level: psapi.LevelPrivileged, Version: psapi.LatestVersion()}
+	policy, errs := psapi.PolicyToEvaluate(ns.Labels, psapi.Policy{Enforce: privileged, Warn: privileged, Audit: privileged})
+	if len(errs) > 0 {
+		return nil
+	}
+	levels := []psapi.LevelVersion{policy.Enforce}
+	if policy.Warn != policy.Enforce {
+		levels = append(levels, policy.Warn)
+	}
+	for _, level := range levels {
+		if level.Level == psapi.LevelPrivileged {
+			continue
+		}
+		if res := pspolicy.AggregateCheckResults(eval.EvaluatePod(level, &tmpl.ObjectMeta, &tmpl.Spec)); !res.Allowed {
+			AddWarning(ctx, fmt.Sprintf("would violate PodSecurity %q: %s", level.String(), res.ForbiddenDetail()))
+		}
+	}
+	return nil
 }
 
 func sameImages(a, b *corev1.Pod) bool {

@@ -576,6 +576,31 @@ func TestAdmissionBuiltinPlugins(t *testing.T) {
 		if !strings.Contains(wc.all(), `would violate PodSecurity "baseline:latest": privileged (container "c" must not set securityContext.privileged=true)`) {
 			t.Errorf("warning missing: %q", wc.all())
 		}
+
+		// A workload is not denied (its pods will be) but warned about, in
+		// the enforcing namespace too; an unchanged template is not again.
+		wcDep := &warningCollector{}
+		csDep := clientWithWarnings(t, s, wcDep)
+		dep := deployment("priv-dep", 1)
+		dep.Spec.Template.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: &yes}
+		created, err := csDep.AppsV1().Deployments("restricted").Create(ctx, dep, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("deployment with a privileged template: %v", err)
+		}
+		want = `would violate PodSecurity "restricted:latest": privileged (container "c" must not set securityContext.privileged=true)`
+		if got := wcDep.all(); !strings.HasPrefix(got, want) {
+			t.Errorf("deployment warning: %q, want it to start %q", got, want)
+		}
+		wcDep.mu.Lock()
+		wcDep.msgs = nil
+		wcDep.mu.Unlock()
+		created.Labels = map[string]string{"touched": "yes"}
+		if _, err := csDep.AppsV1().Deployments("restricted").Update(ctx, created, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := wcDep.all(); got != "" {
+			t.Errorf("unchanged template warned again: %q", got)
+		}
 	})
 
 	t.Run("ResourceQuota pods=1 rejects the second pod", func(t *testing.T) {
