@@ -20,6 +20,7 @@ import (
 	"github.com/devplane/devplane/apiserver/authn"
 	"github.com/devplane/devplane/apiserver/controllers"
 	"github.com/devplane/devplane/apiserver/healthz"
+	"github.com/devplane/devplane/apiserver/metrics"
 	"github.com/devplane/devplane/apiserver/openapi"
 	"github.com/devplane/devplane/apiserver/registry"
 	"github.com/devplane/devplane/apiserver/server"
@@ -125,6 +126,9 @@ type ControlPlane struct {
 	// openAPI serves /openapi/v2 and /openapi/v3 (installOpenAPI).
 	openAPI *openapi.Service
 
+	// metrics are this devplane's request metrics, served at /metrics.
+	metrics *metrics.Metrics
+
 	steps     *steps
 	stopOnce  sync.Once
 	startedAt time.Time
@@ -134,7 +138,7 @@ type ControlPlane struct {
 // does not serve yet: call Run. Each step is reported by Steps() so the
 // dashboard can show start-up as it happens.
 func New(ctx context.Context, opts Options) (*ControlPlane, error) {
-	cp := &ControlPlane{opts: opts, logger: opts.Logger, steps: newSteps(), startedAt: time.Now()}
+	cp := &ControlPlane{opts: opts, logger: opts.Logger, steps: newSteps(), startedAt: time.Now(), metrics: metrics.New()}
 	if cp.logger == nil {
 		cp.logger = slog.Default()
 	}
@@ -249,6 +253,7 @@ func (cp *ControlPlane) buildChain() error {
 			AnonymousAuth: sec.anonymousAuth(),
 
 			DisableCompressionForClientIPs: cp.opts.DisableCompressionForClientIPs,
+			Metrics:                        cp.metrics,
 		}
 		return c.Complete()
 	}
@@ -272,6 +277,7 @@ func (cp *ControlPlane) buildChain() error {
 		return err
 	}
 	cp.installOpenAPI()
+	cp.Aggregator.Handle("/metrics", cp.metrics.Handler())
 	if cp.opts.Profiling {
 		cp.installProfiling()
 	}

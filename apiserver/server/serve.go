@@ -68,6 +68,9 @@ func (s *GenericAPIServer) PrepareRun() (*PreparedServer, error) {
 	}
 	h = filters.WithAuthentication(h, c.Authenticator, allowAnonymous, s.logger)
 	h = filters.WithLogging(h, s.logger)
+	if c.Metrics != nil {
+		h = c.Metrics.Wrap(h) // inside request info: it labels by it
+	}
 	h = filters.WithRequestInfo(h)
 	h = filters.WithCompressionDisabledFor(h, c.DisableCompressionForClientIPs)
 	h = filters.WithPanicRecovery(h, s.logger)

@@ -27,6 +27,7 @@ import (
 	"github.com/devplane/devplane/apiserver/authz"
 	"github.com/devplane/devplane/apiserver/filters"
 	"github.com/devplane/devplane/apiserver/healthz"
+	"github.com/devplane/devplane/apiserver/metrics"
 )
 
 // Config is what one generic server needs. The serving fields matter only
@@ -65,6 +66,8 @@ type Config struct {
 	// DisableCompressionForClientIPs: responses to clients in these ranges
 	// are never gzipped (kube's --disable-compression-for-client-ips).
 	DisableCompressionForClientIPs []*net.IPNet
+	// Metrics counts and times requests (nil: none).
+	Metrics *metrics.Metrics
 }
 
 // CompletedConfig is a Config with defaults filled in.
