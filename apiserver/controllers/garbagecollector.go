@@ -260,14 +260,19 @@ func (gc *GarbageCollector) runLocalMonitor(ctx context.Context, gvr schema.Grou
 	backoff := 10 * time.Millisecond
 	for ctx.Err() == nil {
 		rv, err := gc.relist(ctx, gvr, kind, lr)
+		watched := time.Now()
 		if err == nil {
 			synced.Store(true)
 			err = gc.watchFrom(ctx, gvr, kind, lr, rv)
 		}
-		if err == nil || ctx.Err() != nil {
-			backoff = 10 * time.Millisecond
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil && time.Since(watched) > time.Second {
+			backoff = 10 * time.Millisecond // a long watch ended: relist now
 			continue
 		}
+		// An error, or a watch that ended at once: do not spin.
 		gc.logger.Debug("monitor relisting", "resource", gvr, "err", err)
 		select {
 		case <-ctx.Done():
