@@ -225,9 +225,16 @@ func (h *handler) list(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	}
 	// A protobuf list of built-in objects reuses the watch cache's
 	// encoding of each item.
+	// Custom resources' JSON lists reuse each served item's JSON likewise.
 	var encoded *storage.EncodedItems
-	if mc.info.MediaType == mediaTypeProtobuf && mc.as == asObject && !sc.res.Custom {
+	switch {
+	case mc.as != asObject:
+	case mc.info.MediaType == mediaTypeProtobuf && !sc.res.Custom:
 		encoded = &storage.EncodedItems{}
+	case mc.info.MediaType == runtime.ContentTypeJSON && sc.res.Custom:
+		encoded = &storage.EncodedItems{WantJSON: true}
+	}
+	if encoded != nil {
 		ctx = storage.WithEncodedItems(ctx, encoded)
 	}
 	list, err := sc.res.Store.List(ctx, sc.namespace, opts)
@@ -235,7 +242,10 @@ func (h *handler) list(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		h.writeError(w, r, err)
 		return
 	}
-	if encoded != nil && encoded.Valid && h.writeProtobufList(w, r, http.StatusOK, list, sc.gv, encoded.Proto) {
+	if encoded != nil && encoded.Valid && !encoded.WantJSON && h.writeProtobufList(w, r, http.StatusOK, list, sc.gv, encoded.Proto) {
+		return
+	}
+	if encoded != nil && encoded.JSON != nil && writeJSONList(w, r, http.StatusOK, list, encoded.JSON) {
 		return
 	}
 	h.respond(ctx, w, r, http.StatusOK, list, sc, mc)

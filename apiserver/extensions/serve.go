@@ -299,9 +299,18 @@ func (s *versionStorage) GetList(ctx context.Context, key string, opts storage.L
 		objs[i] = &tmp.Items[i]
 	}
 	// A list the cache served holds the cached objects' content: memoized.
-	served, err := s.toServedShared(ctx, objs)
+	served, entries, err := s.toServedShared(ctx, objs)
 	if err != nil {
 		return err
+	}
+	if enc, ok := storage.EncodedItemsFrom(ctx); ok && enc.WantJSON && entries != nil {
+		enc.JSON = make([][]byte, len(entries))
+		for i, e := range entries {
+			if enc.JSON[i], err = e.JSON(); err != nil {
+				enc.JSON = nil
+				break
+			}
+		}
 	}
 	list, ok := listObj.(*unstructured.UnstructuredList)
 	if !ok {

@@ -22,7 +22,7 @@ func TestServedMemoIsByIdentity(t *testing.T) {
 	m.put(cached, served)
 
 	shallow := *cached // what a cache-served list item is: the same map
-	if got := m.get(&shallow); got != served {
+	if got := m.get(&shallow); got == nil || got.served != served {
 		t.Errorf("same content map: got %v, want the memoized object", got)
 	}
 	if got := m.get(cached.DeepCopy()); got != nil {

@@ -68,7 +68,7 @@ func (w *convertingWatch) run(ctx context.Context, s *versionStorage) {
 					served, err = s.toServedOne(ctx, u)
 				} else {
 					var out []*unstructured.Unstructured
-					if out, err = s.toServedShared(ctx, []*unstructured.Unstructured{u}); err == nil {
+					if out, _, err = s.toServedShared(ctx, []*unstructured.Unstructured{u}); err == nil {
 						served = out[0]
 					}
 				}

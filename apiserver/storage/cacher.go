@@ -103,9 +103,19 @@ func (c *cachedObject) protobuf() []byte {
 type EncodedItems struct {
 	Valid bool
 	Proto [][]byte
+	// WantJSON asks a custom resource list for each served item's JSON,
+	// left in JSON (nil when not available).
+	WantJSON bool
+	JSON     [][]byte
 }
 
 type encodedItemsKey struct{}
+
+// EncodedItemsFrom is the slot WithEncodedItems put into ctx.
+func EncodedItemsFrom(ctx context.Context) (*EncodedItems, bool) {
+	items, ok := ctx.Value(encodedItemsKey{}).(*EncodedItems)
+	return items, ok
+}
 
 // WithEncodedItems asks the list made with ctx to fill items.
 func WithEncodedItems(ctx context.Context, items *EncodedItems) context.Context {
