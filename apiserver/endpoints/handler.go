@@ -231,7 +231,7 @@ func (h *handler) list(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	case mc.as != asObject:
 	case mc.info.MediaType == mediaTypeProtobuf && !sc.res.Custom:
 		encoded = &storage.EncodedItems{}
-	case mc.info.MediaType == runtime.ContentTypeJSON && sc.res.Custom:
+	case mc.info.MediaType == runtime.ContentTypeJSON && sc.res.Custom && !prettyPrint(r):
 		encoded = &storage.EncodedItems{WantJSON: true}
 	}
 	if encoded != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -62,5 +63,56 @@ func TestWriteJSONListMatchesSerializer(t *testing.T) {
 				t.Error("accepted more items than the list has")
 			}
 		})
+	}
+}
+
+// JSON is indented for people (curl, browsers, ?pretty=true) as kube does,
+// compact for programs, and ?pretty=false wins over the user agent.
+func TestPrettyPrint(t *testing.T) {
+	for _, tc := range []struct {
+		ua, query string
+		pretty    bool
+	}{
+		{"curl/8.5.0", "", true},
+		{"Wget/1.21", "", true},
+		{"Mozilla/5.0 (X11)", "", true},
+		{"kubectl/v1.32.0", "", false},
+		{"kubectl/v1.32.0", "pretty=true", true},
+		{"curl/8.5.0", "pretty=false", false},
+		{"curl/8.5.0", "pretty=", true},
+	} {
+		req := httptest.NewRequest("GET", "/api/v1/namespaces?"+tc.query, nil)
+		req.Header.Set("User-Agent", tc.ua)
+		if got := prettyPrint(req); got != tc.pretty {
+			t.Errorf("%q ?%s: pretty %v, want %v", tc.ua, tc.query, got, tc.pretty)
+		}
+	}
+}
+
+func TestPrettyJSONResponses(t *testing.T) {
+	cs := clientFor(t, "application/json")
+	ns := newNamespace(t, cs)
+	get := func(ua, query string) string {
+		t.Helper()
+		req := httptest.NewRequest("GET", testServer.URL+"/api/v1/namespaces/"+ns+query, nil)
+		req.RequestURI = ""
+		req.Header.Set("User-Agent", ua)
+		resp, err := testServer.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body bytes.Buffer
+		_, _ = body.ReadFrom(resp.Body)
+		return body.String()
+	}
+	if body := get("curl/8.5.0", ""); !strings.HasPrefix(body, "{\n  \"kind\": \"Namespace\"") {
+		t.Errorf("curl got %.60q, want indented JSON", body)
+	}
+	if body := get("my-controller/1.0", ""); strings.Count(body, "\n") != 1 {
+		t.Errorf("a program got %.60q, want compact JSON", body)
+	}
+	if body := get("curl/8.5.0", "/nope"); !strings.Contains(body, "\n  \"reason\": \"NotFound\"") {
+		t.Errorf("curl's error: %.200q, want an indented Status", body)
 	}
 }

@@ -113,7 +113,11 @@ func (h *handler) writeObject(w http.ResponseWriter, r *http.Request, code int, 
 	h.setKind(obj, gv)
 	buf := getBuffer()
 	defer putBuffer(buf)
-	if err := mc.info.Serializer.Encode(obj, buf); err != nil {
+	serializer := mc.info.Serializer
+	if mc.info.PrettySerializer != nil && prettyPrint(r) {
+		serializer = mc.info.PrettySerializer
+	}
+	if err := serializer.Encode(obj, buf); err != nil {
 		if code >= 400 {
 			// Encoding the error itself failed: plain text is all that is left.
 			http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -123,6 +127,19 @@ func (h *handler) writeObject(w http.ResponseWriter, r *http.Request, code int, 
 		return
 	}
 	writeBody(w, r, code, mc.info.MediaType, buf.Bytes())
+}
+
+// prettyPrint is kube's rule for indented JSON: ?pretty=true (or false to
+// refuse it), else for curl, wget and browsers, whose readers are people.
+func prettyPrint(r *http.Request) bool {
+	if strings.Contains(r.URL.RawQuery, "pretty") {
+		if v := r.URL.Query().Get("pretty"); v != "" {
+			pretty, _ := strconv.ParseBool(v)
+			return pretty
+		}
+	}
+	ua := r.UserAgent()
+	return strings.HasPrefix(ua, "curl") || strings.HasPrefix(ua, "Wget") || strings.HasPrefix(ua, "Mozilla/5.0")
 }
 
 func writeBody(w http.ResponseWriter, r *http.Request, code int, contentType string, body []byte) {
