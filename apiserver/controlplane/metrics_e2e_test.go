@@ -44,7 +44,7 @@ func TestMetrics(t *testing.T) {
 		`apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="configmaps",scope="resource",subresource="",verb="POST",version="v1"} `, // ours and the root CA controller's
 		`apiserver_request_total{code="404",component="apiserver",dry_run="",group="",resource="configmaps",scope="resource",subresource="",verb="GET",version="v1"} 1`,
 		`apiserver_request_duration_seconds_count{component="apiserver",dry_run="",group="",resource="configmaps",scope="namespace",subresource="",verb="LIST",version="v1"}`,
-		`apiserver_current_inflight_requests{request_kind="readOnly"} 1`, // this very request
+		`apiserver_current_inflight_requests{request_kind="readOnly"} `, // this very request, at least
 		"etcd_server_has_leader 1",
 		"go_goroutines ",
 	} {
