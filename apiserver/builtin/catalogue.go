@@ -55,13 +55,22 @@ type Kind struct {
 
 	// StoragePrefix is the etcd key prefix, without trailing slash:
 	// "/registry/<resource>" for the core group and
-	// "/registry/<group>/<resource>" for the others. Kinds served in two
-	// versions are not converted: each version is stored apart and they share
-	// nothing (an HPA created as autoscaling/v2 is not visible as
-	// autoscaling/v1). The non-preferred version carries its version in the
-	// prefix: "/registry/autoscaling/v1/horizontalpodautoscalers". Core and
-	// events.k8s.io Events are distinct by group already.
+	// "/registry/<group>/<resource>" for the others. Core and events.k8s.io
+	// Events are distinct by group, and stored apart.
 	StoragePrefix string
+
+	// StoredAs, when set, is the version of this kind that is stored: this
+	// one is served from its storage through ToStored and FromStored
+	// (autoscaling/v1 HPAs are autoscaling/v2 HPAs, as in kube). A server
+	// without that version's storage stores this one apart, under
+	// "/registry/<group>/<version>/<resource>".
+	StoredAs *schema.GroupVersionResource
+	// ToStored converts an object of this version to StoredAs; current is
+	// the stored object it replaces (nil on create), whose fields this
+	// version cannot express are kept.
+	ToStored func(served, current runtime.Object) (runtime.Object, error)
+	// FromStored converts a StoredAs object to this version.
+	FromStored func(stored runtime.Object) (runtime.Object, error)
 }
 
 // Scale is the autoscaling/v1 Scale view of a scalable kind.
@@ -201,7 +210,8 @@ func specs() []spec {
 		{gv: batchV1, resource: "cronjobs", shortNames: []string{"cj"}, categories: categoryAll, namespaced: true, hasStatus: true,
 			newObj: func() runtime.Object { return &batchv1.CronJob{} }, newList: func() runtime.Object { return &batchv1.CronJobList{} }},
 
-		// autoscaling: v2 is the preferred (stored) version, v1 lives apart.
+		// autoscaling: v2 is the preferred and stored version; v1 is served
+		// from it (StoredAs).
 		{gv: autoscalingV2, resource: "horizontalpodautoscalers", shortNames: []string{"hpa"}, categories: categoryAll, namespaced: true, hasStatus: true,
 			newObj: func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscaler{} }, newList: func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscalerList{} }},
 		{gv: autoscalingV1, resource: "horizontalpodautoscalers", shortNames: []string{"hpa"}, categories: categoryAll, namespaced: true, hasStatus: true, storageVersionTag: true,
@@ -310,6 +320,10 @@ func init() {
 		k.Validate = validatorFor(k)
 		k.ValidateUpdate = updateValidatorFor(k)
 		k.Fields = objectFields
+		if s.gv == autoscalingV1 && s.resource == "horizontalpodautoscalers" {
+			v2 := autoscalingV2.WithResource("horizontalpodautoscalers")
+			k.StoredAs, k.ToStored, k.FromStored = &v2, hpaToV2, hpaFromV2
+		}
 		byResource[s.gv.WithResource(s.resource)] = len(catalogue)
 		catalogue = append(catalogue, k)
 	}

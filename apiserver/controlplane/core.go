@@ -35,7 +35,11 @@ var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem,
 func (cp *ControlPlane) installCoreAPI() error {
 	reg := registry.New()
 	var cachers []*storage.Cacher
+	stored := map[schema.GroupVersionResource]*storage.Cacher{}
 	for _, k := range builtin.Kinds() {
+		if k.StoredAs != nil {
+			continue
+		}
 		cfg := registry.StorageConfig(k)
 		cacher, err := storage.NewCacher(storage.NewStore(cp.Etcd.Client(), cfg), cfg,
 			storage.CacherOptions{Logger: cp.logger.With("component", "watch-cache", "resource", cfg.Resource.String())})
@@ -43,7 +47,22 @@ func (cp *ControlPlane) installCoreAPI() error {
 			return fmt.Errorf("watch cache for %s: %w", cfg.Resource, err)
 		}
 		cachers = append(cachers, cacher)
-		res := registry.NewResourceFromBuiltin(k, cacher, registry.WithEventTTL(cp.opts.EventTTL))
+		stored[k.GroupVersion.WithResource(k.Resource)] = cacher
+	}
+	for _, k := range builtin.Kinds() {
+		var store storage.Interface = stored[k.GroupVersion.WithResource(k.Resource)]
+		if k.StoredAs != nil {
+			// Served from another version's storage, converted both ways.
+			from, ok := builtin.Lookup(*k.StoredAs)
+			under := stored[*k.StoredAs]
+			if !ok || under == nil {
+				return fmt.Errorf("%s is stored as %s, which is not stored", k.GroupVersion.WithResource(k.Resource), *k.StoredAs)
+			}
+			store = storage.NewConverting(under, storage.Conversion{NewStored: from.New, NewStoredList: from.NewList,
+				ToStored: k.ToStored, FromStored: k.FromStored})
+			k.StoragePrefix = from.StoragePrefix // the same objects, under the same keys
+		}
+		res := registry.NewResourceFromBuiltin(k, store, registry.WithEventTTL(cp.opts.EventTTL))
 		res.Table = printers.For(res.GVR.GroupResource())
 		if k.GroupVersion.Group == "" && k.Resource == "services" {
 			if err := cp.serviceAllocation(res.Store); err != nil {

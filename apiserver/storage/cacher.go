@@ -114,10 +114,11 @@ type encodedItemsKey struct{}
 // EncodedItemsFrom is the slot WithEncodedItems put into ctx.
 func EncodedItemsFrom(ctx context.Context) (*EncodedItems, bool) {
 	items, ok := ctx.Value(encodedItemsKey{}).(*EncodedItems)
-	return items, ok
+	return items, ok && items != nil
 }
 
-// WithEncodedItems asks the list made with ctx to fill items.
+// WithEncodedItems asks the list made with ctx to fill items (nil: no
+// list under ctx fills anything).
 func WithEncodedItems(ctx context.Context, items *EncodedItems) context.Context {
 	return context.WithValue(ctx, encodedItemsKey{}, items)
 }
@@ -332,7 +333,7 @@ func (c *Cacher) GetList(ctx context.Context, key string, opts ListOptions, list
 	listRev := c.revision
 	c.mu.RUnlock()
 
-	if enc, ok := ctx.Value(encodedItemsKey{}).(*EncodedItems); ok {
+	if enc, ok := ctx.Value(encodedItemsKey{}).(*EncodedItems); ok && enc != nil {
 		enc.Proto = make([][]byte, len(selected))
 		for i, cached := range selected {
 			enc.Proto[i] = cached.protobuf()

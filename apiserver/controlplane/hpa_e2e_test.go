@@ -1,0 +1,111 @@
+package controlplane_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// autoscaling/v1 and autoscaling/v2 are two views of the same HPAs, as in
+// kube: `kubectl autoscale` writes v1 and `kubectl get hpa` reads v2.
+func TestHPAVersionsShareObjects(t *testing.T) {
+	s := startControlPlane(t, "")
+	cs := s.clientset(t, true) // protobuf, as client-go's default
+	ctx := context.Background()
+	v1, v2 := cs.AutoscalingV1().HorizontalPodAutoscalers("default"), cs.AutoscalingV2().HorizontalPodAutoscalers("default")
+
+	w, err := v1.Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	fifty, three := int32(50), int32(1)
+	created, err := v1.Create(ctx, &autoscalingv1.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: autoscalingv1.HorizontalPodAutoscalerSpec{ScaleTargetRef: autoscalingv1.CrossVersionObjectReference{Kind: "Deployment", Name: "web", APIVersion: "apps/v1"},
+			MinReplicas: &three, MaxReplicas: 3, TargetCPUUtilizationPercentage: &fifty}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-w.ResultChan():
+		if h, ok := ev.Object.(*autoscalingv1.HorizontalPodAutoscaler); ev.Type != watch.Added || !ok || h.Name != "web" {
+			t.Errorf("v1 watch: %s %T", ev.Type, ev.Object)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no v1 watch event")
+	}
+
+	// v2 sees it, CPU target as a Resource metric.
+	got, err := v2.Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Spec.Metrics) != 1 || got.Spec.Metrics[0].Resource == nil || *got.Spec.Metrics[0].Resource.Target.AverageUtilization != 50 ||
+		got.UID != created.UID {
+		t.Fatalf("v2 view: %+v", got.Spec)
+	}
+	if list, err := v2.List(ctx, metav1.ListOptions{}); err != nil || len(list.Items) != 1 {
+		t.Fatalf("v2 list: %v %v", err, list)
+	}
+
+	// v2 adds a memory metric v1 cannot express; a v1 update keeps it.
+	got.Spec.Metrics = append(got.Spec.Metrics, autoscalingv2.MetricSpec{Type: autoscalingv2.ResourceMetricSourceType,
+		Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceMemory,
+			Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: resource.NewQuantity(100<<20, resource.BinarySI)}}})
+	if _, err := v2.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	asV1, err := v1.Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seventy := int32(70)
+	asV1.Spec.MaxReplicas, asV1.Spec.TargetCPUUtilizationPercentage = 7, &seventy
+	if _, err := v1.Update(ctx, asV1, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = v2.Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.MaxReplicas != 7 || len(got.Spec.Metrics) != 2 || *got.Spec.Metrics[0].Resource.Target.AverageUtilization != 70 ||
+		got.Spec.Metrics[1].Resource.Name != corev1.ResourceMemory {
+		t.Errorf("after a v1 update: max %d, metrics %+v", got.Spec.MaxReplicas, got.Spec.Metrics)
+	}
+
+	// A v1 list (protobuf, from the shared watch cache) shows v1 objects.
+	list, err := v1.List(ctx, metav1.ListOptions{})
+	if err != nil || len(list.Items) != 1 || list.Items[0].Spec.MaxReplicas != 7 || *list.Items[0].Spec.TargetCPUUtilizationPercentage != 70 {
+		t.Fatalf("v1 list: %v %+v", err, list)
+	}
+
+	// Status written through v1 lands in v2's currentMetrics.
+	asV1 = &list.Items[0]
+	cur := int32(42)
+	asV1.Status.CurrentReplicas, asV1.Status.DesiredReplicas, asV1.Status.CurrentCPUUtilizationPercentage = 2, 3, &cur
+	if _, err := v1.UpdateStatus(ctx, asV1, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = v2.Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.DesiredReplicas != 3 || len(got.Status.CurrentMetrics) != 1 || *got.Status.CurrentMetrics[0].Resource.Current.AverageUtilization != 42 {
+		t.Errorf("v2 status after a v1 status update: %+v", got.Status)
+	}
+
+	// Deleted through one version, gone from both.
+	if err := v1.Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := v2.List(ctx, metav1.ListOptions{}); err != nil || len(list.Items) != 0 {
+		t.Errorf("v2 after a v1 delete: %v %d items", err, len(list.Items))
+	}
+}
