@@ -55,13 +55,13 @@ type Kind struct {
 
 	// StoragePrefix is the etcd key prefix, without trailing slash:
 	// "/registry/<resource>" for the core group and
-	// "/registry/<group>/<resource>" for the others. Core and events.k8s.io
-	// Events are distinct by group, and stored apart.
+	// "/registry/<group>/<resource>" for the others.
 	StoragePrefix string
 
 	// StoredAs, when set, is the version of this kind that is stored: this
 	// one is served from its storage through ToStored and FromStored
-	// (autoscaling/v1 HPAs are autoscaling/v2 HPAs, as in kube). A server
+	// (autoscaling/v1 HPAs are autoscaling/v2 HPAs, events.k8s.io Events
+	// are core Events, as in kube). A server
 	// without that version's storage stores this one apart, under
 	// "/registry/<group>/<version>/<resource>".
 	StoredAs *schema.GroupVersionResource
@@ -320,9 +320,13 @@ func init() {
 		k.Validate = validatorFor(k)
 		k.ValidateUpdate = updateValidatorFor(k)
 		k.Fields = objectFields
-		if s.gv == autoscalingV1 && s.resource == "horizontalpodautoscalers" {
+		switch {
+		case s.gv == autoscalingV1 && s.resource == "horizontalpodautoscalers":
 			v2 := autoscalingV2.WithResource("horizontalpodautoscalers")
 			k.StoredAs, k.ToStored, k.FromStored = &v2, hpaToV2, hpaFromV2
+		case s.gv == eventsV1 && s.resource == "events":
+			core := coreV1.WithResource("events")
+			k.StoredAs, k.ToStored, k.FromStored = &core, eventToCore, eventFromCore
 		}
 		byResource[s.gv.WithResource(s.resource)] = len(catalogue)
 		catalogue = append(catalogue, k)

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -42,17 +43,13 @@ func objectFields(obj runtime.Object) fields.Set {
 			"status.nominatedNodeName": o.Status.NominatedNodeName,
 		}
 	case *corev1.Event:
-		return eventFields(o.InvolvedObject, o.Reason, o.ReportingController, o.Source.Component, o.Type)
+		// One stored Event answers both APIs' field selectors (events.k8s.io
+		// reads the core objects): both spellings are offered.
+		return withEventsV1Names(eventFields(o.InvolvedObject, o.Reason, o.ReportingController, o.Source.Component, o.Type),
+			o.ReportingController, o.Source.Component)
 	case *eventsv1.Event:
-		// kube stores both Event APIs as one and converts events.k8s.io
-		// labels to the core names; we expose both spellings instead.
-		set := eventFields(o.Regarding, o.Reason, o.ReportingController, o.DeprecatedSource.Component, o.Type)
-		for _, f := range []string{"kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"} {
-			set["regarding."+f] = set["involvedObject."+f]
-		}
-		set["reportingController"] = o.ReportingController
-		set["deprecatedSource"] = o.DeprecatedSource.Component
-		return set
+		return withEventsV1Names(eventFields(o.Regarding, o.Reason, o.ReportingController, o.DeprecatedSource.Component, o.Type),
+			o.ReportingController, o.DeprecatedSource.Component)
 	case *corev1.Secret:
 		return fields.Set{"type": string(o.Type)}
 	case *corev1.Namespace:
@@ -102,6 +99,15 @@ func SupportedFields(k Kind) []string {
 	if k.GroupVersion.Group == "" && k.Resource == "pods" {
 		set["status.podIPs"] = true
 	}
+	if k.GroupVersion.Group == "" && k.Resource == "events" {
+		// Stored Events carry events.k8s.io's names too; the core API
+		// selects by its own.
+		for f := range set {
+			if strings.HasPrefix(f, "regarding.") || f == "reportingController" || f == "deprecatedSource" {
+				delete(set, f)
+			}
+		}
+	}
 	out := make([]string, 0, len(set))
 	for f := range set {
 		out = append(out, f)
@@ -124,4 +130,14 @@ func isNil(obj runtime.Object) bool {
 	}
 	v := reflect.ValueOf(obj)
 	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+// withEventsV1Names adds events.k8s.io's names for the core Event fields.
+func withEventsV1Names(set fields.Set, reportingController, source string) fields.Set {
+	for _, f := range []string{"kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"} {
+		set["regarding."+f] = set["involvedObject."+f]
+	}
+	set["reportingController"] = reportingController
+	set["deprecatedSource"] = source
+	return set
 }
