@@ -26,6 +26,19 @@ func newTestCacher(t testing.TB, cfg Config, opts CacherOptions) *Cacher {
 	return c
 }
 
+// newReadyTestCacher is newTestCacher once its initial list is done, so
+// later writes reach it as events (in its ring), not inside that list.
+func newReadyTestCacher(t testing.TB, cfg Config, opts CacherOptions) *Cacher {
+	t.Helper()
+	c := newTestCacher(t, cfg, opts)
+	select {
+	case <-c.ready:
+	case <-time.After(30 * time.Second):
+		t.Fatal("watch cache not ready after 30s")
+	}
+	return c
+}
+
 func mustRV(t testing.TB, rv string) int64 {
 	t.Helper()
 	n, err := strconv.ParseInt(rv, 10, 64)
@@ -178,7 +191,7 @@ func TestCacherWatchFromResourceVersion(t *testing.T) {
 func TestCacherWatchOlderThanRingIsExpired(t *testing.T) {
 	ctx := testContext(t)
 	cfg := testConfig(t)
-	cacher := newTestCacher(t, cfg, CacherOptions{EventRingSize: 4})
+	cacher := newReadyTestCacher(t, cfg, CacherOptions{EventRingSize: 4})
 	first := &corev1.ConfigMap{}
 	if err := cacher.Create(ctx, objectKey(cfg, "ns", "first"), newConfigMap("ns", "first", nil), first, 0); err != nil {
 		t.Fatal(err)
@@ -208,7 +221,7 @@ func TestCacherRingGrowsToEventRingSize(t *testing.T) {
 	ctx := testContext(t)
 	cfg := testConfig(t)
 	const size = 4 * initialRingSize
-	cacher := newTestCacher(t, cfg, CacherOptions{EventRingSize: size})
+	cacher := newReadyTestCacher(t, cfg, CacherOptions{EventRingSize: size})
 	first := &corev1.ConfigMap{}
 	if err := cacher.Create(ctx, objectKey(cfg, "ns", "first"), newConfigMap("ns", "first", nil), first, 0); err != nil {
 		t.Fatal(err)
