@@ -13,10 +13,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,6 +63,8 @@ func AddAPIGroups(scheme *runtime.Scheme) error {
 		nodev1.AddToScheme,
 		admissionregistrationv1.AddToScheme,
 		certificatesv1.AddToScheme,
+		flowcontrolv1.AddToScheme,
+		resourcev1.AddToScheme,
 		authenticationv1.AddToScheme,
 		authorizationv1.AddToScheme,
 	} {
