@@ -21,6 +21,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -65,6 +66,7 @@ func AddAPIGroups(scheme *runtime.Scheme) error {
 		certificatesv1.AddToScheme,
 		flowcontrolv1.AddToScheme,
 		resourcev1.AddToScheme,
+		storagemigrationv1.AddToScheme,
 		authenticationv1.AddToScheme,
 		authorizationv1.AddToScheme,
 	} {

@@ -28,6 +28,7 @@ input_packages=(
 	k8s.io/api/admissionregistration/v1
 	k8s.io/api/resource/v1
 	k8s.io/api/flowcontrol/v1
+	k8s.io/api/storagemigration/v1
 	k8s.io/api/certificates/v1
 	k8s.io/api/authentication/v1
 	k8s.io/api/authorization/v1
