@@ -20,8 +20,10 @@ import (
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -250,7 +252,7 @@ func specs() []spec {
 			newObj: func() runtime.Object { return &storagev1.StorageClass{} }, newList: func() runtime.Object { return &storagev1.StorageClassList{} }},
 		{gv: storageV1, resource: "csidrivers",
 			newObj: func() runtime.Object { return &storagev1.CSIDriver{} }, newList: func() runtime.Object { return &storagev1.CSIDriverList{} }},
-		{gv: storageV1, resource: "csinodes",
+		{gv: storageV1, resource: "csinodes", hasStatus: true,
 			newObj: func() runtime.Object { return &storagev1.CSINode{} }, newList: func() runtime.Object { return &storagev1.CSINodeList{} }},
 		{gv: storageV1, resource: "volumeattachments", hasStatus: true,
 			newObj: func() runtime.Object { return &storagev1.VolumeAttachment{} }, newList: func() runtime.Object { return &storagev1.VolumeAttachmentList{} }},
@@ -278,6 +280,17 @@ func specs() []spec {
 		// is the REST layer's choice.
 		{gv: certificatesV1, resource: "certificatesigningrequests", shortNames: []string{"csr"}, hasStatus: true,
 			newObj: func() runtime.Object { return &certificatesv1.CertificateSigningRequest{} }, newList: func() runtime.Object { return &certificatesv1.CertificateSigningRequestList{} }},
+
+		// Served by default since kube 1.37.
+		{gv: certificatesV1, resource: "clustertrustbundles",
+			newObj: func() runtime.Object { return &certificatesv1.ClusterTrustBundle{} }, newList: func() runtime.Object { return &certificatesv1.ClusterTrustBundleList{} }},
+		{gv: certificatesV1, resource: "podcertificaterequests", namespaced: true, hasStatus: true,
+			newObj: func() runtime.Object { return &certificatesv1.PodCertificateRequest{} }, newList: func() runtime.Object { return &certificatesv1.PodCertificateRequestList{} }},
+		{gv: resourcev1.SchemeGroupVersion, resource: "devicetaintrules", hasStatus: true,
+			newObj: func() runtime.Object { return &resourcev1.DeviceTaintRule{} }, newList: func() runtime.Object { return &resourcev1.DeviceTaintRuleList{} }},
+		{gv: storagemigrationv1.SchemeGroupVersion, resource: "storageversionmigrations", hasStatus: true,
+			newObj:  func() runtime.Object { return &storagemigrationv1.StorageVersionMigration{} },
+			newList: func() runtime.Object { return &storagemigrationv1.StorageVersionMigrationList{} }},
 	}
 }
 

@@ -49,7 +49,7 @@ func TestKindsCoverEveryResource(t *testing.T) {
 		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"}:                  {false, false, false, ""},
 		{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"}:                                  {false, false, false, "sc"},
 		{Group: "storage.k8s.io", Version: "v1", Resource: "csidrivers"}:                                      {false, false, false, ""},
-		{Group: "storage.k8s.io", Version: "v1", Resource: "csinodes"}:                                        {false, false, false, ""},
+		{Group: "storage.k8s.io", Version: "v1", Resource: "csinodes"}:                                        {false, true, false, ""},
 		{Group: "storage.k8s.io", Version: "v1", Resource: "volumeattachments"}:                               {false, true, false, ""},
 		{Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"}:                              {false, false, false, "pc"},
 		{Group: "node.k8s.io", Version: "v1", Resource: "runtimeclasses"}:                                     {false, false, false, ""},
@@ -58,6 +58,10 @@ func TestKindsCoverEveryResource(t *testing.T) {
 		{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"}:       {false, true, false, ""},
 		{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"}: {false, false, false, ""},
 		{Group: "certificates.k8s.io", Version: "v1", Resource: "certificatesigningrequests"}:                 {false, true, false, "csr"},
+		{Group: "certificates.k8s.io", Version: "v1", Resource: "clustertrustbundles"}:                        {false, false, false, ""},
+		{Group: "certificates.k8s.io", Version: "v1", Resource: "podcertificaterequests"}:                     {true, true, false, ""},
+		{Group: "resource.k8s.io", Version: "v1", Resource: "devicetaintrules"}:                               {false, true, false, ""},
+		{Group: "storagemigration.k8s.io", Version: "v1", Resource: "storageversionmigrations"}:               {false, true, false, ""},
 	}
 	kinds := Kinds()
 	if len(kinds) != len(expected) {

@@ -8,10 +8,12 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -58,6 +60,10 @@ func defaultObject(obj runtime.Object) {
 		if o.Status.Allocatable == nil && o.Status.Capacity != nil {
 			o.Status.Allocatable = o.Status.Capacity.DeepCopy()
 		}
+	case *certificatesv1.PodCertificateRequest:
+		defaultPodCertificateRequest(o)
+	case *resourcev1.DeviceTaintRule:
+		defaultDeviceTaintRule(o)
 	case *appsv1.Deployment:
 		defaultDeployment(o)
 	case *appsv1.ReplicaSet:

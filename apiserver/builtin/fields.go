@@ -66,6 +66,10 @@ func objectFields(obj runtime.Object) fields.Set {
 		return fields.Set{"status.successful": strconv.Itoa(int(o.Status.Succeeded))}
 	case *certificatesv1.CertificateSigningRequest:
 		return fields.Set{"spec.signerName": o.Spec.SignerName}
+	case *certificatesv1.ClusterTrustBundle:
+		return fields.Set{"spec.signerName": o.Spec.SignerName}
+	case *certificatesv1.PodCertificateRequest:
+		return fields.Set{"spec.signerName": o.Spec.SignerName, "spec.podName": o.Spec.PodName, "spec.nodeName": string(o.Spec.NodeName)}
 	}
 	return fields.Set{}
 }

@@ -10,10 +10,13 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/api/validation/path"
@@ -37,7 +40,10 @@ func nameRuleFor(k Kind) apivalidation.ValidateNameFunc {
 		// kube requires service names to start with a letter (DNS-1035),
 		// since they become environment variable names.
 		return apivalidation.NameIsDNS1035Label
-	case k.GroupVersion.Group == rbacv1.GroupName:
+	case k.GroupVersion.Group == rbacv1.GroupName,
+		// Named after their signer ("example.com:signer:x"); the prefix rule
+		// is checked with the content.
+		k.GroupVersion.Group == certificatesv1.GroupName && k.Resource == "clustertrustbundles":
 		return path.ValidatePathSegmentName
 	default:
 		return apivalidation.NameIsDNSSubdomain
@@ -126,6 +132,14 @@ func validateContent(obj runtime.Object) field.ErrorList {
 		return validateBinding(o.RoleRef, o.Subjects, true)
 	case *rbacv1.ClusterRoleBinding:
 		return validateBinding(o.RoleRef, o.Subjects, false)
+	case *certificatesv1.ClusterTrustBundle:
+		return validateClusterTrustBundle(o)
+	case *certificatesv1.PodCertificateRequest:
+		return validatePodCertificateRequest(o)
+	case *resourcev1.DeviceTaintRule:
+		return validateDeviceTaintRule(o)
+	case *storagemigrationv1.StorageVersionMigration:
+		return validateStorageVersionMigration(o)
 	case *admissionregistrationv1.MutatingWebhookConfiguration:
 		hooks := make([]webhookView, len(o.Webhooks))
 		for i, w := range o.Webhooks {
@@ -174,6 +188,12 @@ func validateImmutable(obj, old runtime.Object) field.ErrorList {
 		// kube lets suspended jobs change some scheduling fields; devplane
 		// keeps the whole template immutable.
 		return append(errs, apivalidation.ValidateImmutableField(o.Spec.Template, prev.Spec.Template, specPath.Child("template"))...)
+	case *certificatesv1.ClusterTrustBundle:
+		return validateClusterTrustBundleUpdate(o, old.(*certificatesv1.ClusterTrustBundle))
+	case *certificatesv1.PodCertificateRequest:
+		return validatePodCertificateRequestUpdate(o, old.(*certificatesv1.PodCertificateRequest))
+	case *storagemigrationv1.StorageVersionMigration:
+		return validateStorageVersionMigrationUpdate(o, old.(*storagemigrationv1.StorageVersionMigration))
 	case *rbacv1.RoleBinding:
 		return validateRoleRefUpdate(o.RoleRef, old.(*rbacv1.RoleBinding).RoleRef)
 	case *rbacv1.ClusterRoleBinding:

@@ -314,6 +314,11 @@ func versionDiscovery(v string, resources []*registry.Resource) apidiscoveryv2.A
 		}
 		for _, sub := range res.Subresources() {
 			sk := subresourceKind(res, sub)
+			// kube names the group and version only when they are not the
+			// resource's own (autoscaling/v1 Scale, policy/v1 Eviction).
+			if sk.GroupVersion() == kind.GroupVersion() {
+				sk.Group, sk.Version = "", ""
+			}
 			d.Subresources = append(d.Subresources, apidiscoveryv2.APISubresourceDiscovery{
 				Subresource:  sub,
 				ResponseKind: &metav1.GroupVersionKind{Group: sk.Group, Version: sk.Version, Kind: sk.Kind},

@@ -6,6 +6,7 @@ package endpoints
 import (
 	"context"
 	"net/http"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -153,6 +154,11 @@ func (h *handler) serveResource(w http.ResponseWriter, r *http.Request, info *re
 	ctx := r.Context()
 	if isVirtual(res, info.Subresource) {
 		h.virtual(ctx, w, r, sc, mc)
+		return
+	}
+	if info.Subresource == "" && !slices.Contains(res.Verbs, info.Verb) {
+		// e.g. deletecollection of namespaces, which kube does not offer.
+		h.writeError(w, r, methodNotAllowed(r.Method))
 		return
 	}
 	switch info.Verb {

@@ -58,4 +58,10 @@ var registry = map[schema.GroupResource]TableConvertor{
 	{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}: newConvertor(webhookConfigurationColumns, cellsOf(validatingWebhookCells)),
 
 	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}: newConvertor(certificateSigningRequestColumns, cellsOf(certificateSigningRequestCells)),
+
+	// Served by default since kube 1.37.
+	{Group: "certificates.k8s.io", Resource: "clustertrustbundles"}:          newConvertor(clusterTrustBundleColumns, cellsOf(clusterTrustBundleCells)),
+	{Group: "certificates.k8s.io", Resource: "podcertificaterequests"}:       newConvertor(podCertificateRequestColumns, cellsOf(podCertificateRequestCells)),
+	{Group: "resource.k8s.io", Resource: "devicetaintrules"}:                 newConvertor(deviceTaintRuleColumns, cellsOf(deviceTaintRuleCells)),
+	{Group: "storagemigration.k8s.io", Resource: "storageversionmigrations"}: newConvertor(storageVersionMigrationColumns, cellsOf(storageVersionMigrationCells)),
 }

@@ -80,7 +80,7 @@ func NewResourceFromBuiltin(k builtin.Kind, store storage.Interface, opts ...Bui
 		ShortNames:   k.ShortNames,
 		Categories:   k.Categories,
 		Namespaced:   k.Namespaced,
-		Verbs:        DefaultVerbs,
+		Verbs:        builtinVerbs(k),
 		HasStatus:    k.HasStatus,
 		Scale:        scale,
 		New:          k.New,
@@ -107,4 +107,14 @@ func NewResourceFromBuiltin(k builtin.Kind, store storage.Interface, opts ...Bui
 		GetAttrs:        attrs,
 		SupportedFields: supported,
 	}
+}
+
+// builtinVerbs are the verbs kube serves for k: all of the generic store's,
+// but deletecollection of namespaces (one request must not be able to wipe
+// every namespace).
+func builtinVerbs(k builtin.Kind) []string {
+	if k.GroupVersion.Group == "" && k.Resource == "namespaces" {
+		return []string{"create", "delete", "get", "list", "patch", "update", "watch"}
+	}
+	return DefaultVerbs
 }
