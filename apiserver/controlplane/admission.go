@@ -63,7 +63,14 @@ func (s *registrySource) Get(ctx context.Context, gvr schema.GroupVersionResourc
 	if err != nil {
 		return nil, err
 	}
-	return st.Get(ctx, namespace, name, metav1.GetOptions{ResourceVersion: "0"})
+	obj, err := st.Get(ctx, namespace, name, metav1.GetOptions{ResourceVersion: "0"})
+	if apierrors.IsNotFound(err) {
+		// The cache may not have seen an object created a moment ago (a
+		// namespace, then at once a pod in it): like kube's admission
+		// plugins, fall back to a live read before believing it is gone.
+		obj, err = st.Get(ctx, namespace, name, metav1.GetOptions{})
+	}
+	return obj, err
 }
 
 func (s *registrySource) List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, consistent bool) ([]runtime.Object, error) {
