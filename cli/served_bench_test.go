@@ -52,6 +52,7 @@ type loadFigures struct {
 	server string
 	values map[string]float64
 	order  []string
+	higher map[string]bool // figures where more is better (rates, counts)
 }
 
 func (f *loadFigures) set(name string, v float64) {
@@ -62,6 +63,17 @@ func (f *loadFigures) set(name string, v float64) {
 		f.order = append(f.order, name)
 	}
 	f.values[name] = v
+	if strings.HasSuffix(name, "/s") {
+		f.markHigher(name)
+	}
+}
+
+// markHigher says that more is better for figure name.
+func (f *loadFigures) markHigher(name string) {
+	if f.higher == nil {
+		f.higher = map[string]bool{}
+	}
+	f.higher[name] = true
 }
 
 func BenchmarkServedLoad(b *testing.B) {
@@ -377,7 +389,7 @@ func printFigures(results []*loadFigures) {
 		if len(results) > 1 {
 			d, k := results[0].values[name], results[1].values[name]
 			better := k / d // times and memory: lower is better
-			if strings.HasSuffix(name, "/s") {
+			if results[0].higher[name] {
 				better = d / k
 			}
 			if d > 0 && k > 0 {

@@ -1,0 +1,309 @@
+package cli_test
+
+// Cost as the work grows, on the served binary (fsync on, clients in this
+// process), beside the reference kube-apiserver + etcd when it runs:
+//
+//	go test -run '^$' -bench 'ServedScale' -benchtime 1x -timeout 60m ./cli/
+//
+// BenchmarkServedScale100kConfigMaps: RSS with 100,000 ConfigMaps, restart to
+// ready, and a paginated list of 500. BenchmarkServedScaleWatchers: 1,000
+// watchers of one resource at 500 writes/s, event delivery latency and
+// dropped watchers. BenchmarkServedScaleNamespaceDeletion: 50 namespaces of
+// 200 objects deleted at once, until all are gone (devplane only: the
+// reference pair runs no namespace controller).
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// scaleCount is DEVPLANE_BENCH_SCALE_OBJECTS or def, so a quick run can use
+// fewer.
+func scaleCount(def int) int {
+	if n, err := strconv.Atoi(os.Getenv("DEVPLANE_BENCH_SCALE_OBJECTS")); err == nil && n > 0 && n <= def {
+		return n
+	}
+	return def
+}
+
+func clientsetFor(b *testing.B, cfg *rest.Config) *kubernetes.Clientset {
+	b.Helper()
+	c := rest.CopyConfig(cfg)
+	c.QPS, c.Burst = -1, 0
+	c.ContentType = "application/vnd.kubernetes.protobuf"
+	c.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	cs, err := kubernetes.NewForConfig(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cs
+}
+
+func devplaneConfig(b *testing.B, dir string) *rest.Config {
+	b.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, "kubeconfig"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cfg
+}
+
+// fillConfigMaps creates n ConfigMaps of about 1 KB in a new namespace and
+// returns the namespace and the rate.
+func fillConfigMaps(b *testing.B, cs *kubernetes.Clientset, n int, f *loadFigures) string {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	ns := fmt.Sprintf("scale-%d", time.Now().UnixNano())
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	payload := strings.Repeat("x", 1000)
+	parallel(b, ctx, n, func(i int) error {
+		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: "cm-" + strconv.Itoa(i)}, Data: map[string]string{"payload": payload}}, metav1.CreateOptions{})
+		return err
+	}, f, "fill create/s")
+	return ns
+}
+
+// paginatedList lists ns 500 at a time and reports the median page time.
+func paginatedList(b *testing.B, cs *kubernetes.Clientset, ns string, f *loadFigures) {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var pages []time.Duration
+	opts := metav1.ListOptions{Limit: 500}
+	for len(pages) < 50 {
+		start := time.Now()
+		list, err := cs.CoreV1().ConfigMaps(ns).List(ctx, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pages = append(pages, time.Since(start))
+		if list.Continue == "" {
+			break
+		}
+		opts.Continue = list.Continue
+	}
+	f.set("paginated list, page of 500 p50 ms", ms(percentile(pages, 50)))
+	f.set("paginated list, page of 500 p99 ms", ms(percentile(pages, 99)))
+}
+
+func BenchmarkServedScale100kConfigMaps(b *testing.B) {
+	n := scaleCount(100000)
+	for range b.N {
+		var results []*loadFigures
+		dir := filepath.Join(b.TempDir(), "data")
+		f := &loadFigures{server: "devplane"}
+		var ns string
+		startReady(b, dir, func(pid int) {
+			cs := clientsetFor(b, devplaneConfig(b, dir))
+			ns = fillConfigMaps(b, cs, n, f)
+			time.Sleep(time.Second)
+			f.set(fmt.Sprintf("RSS MB with %d ConfigMaps", n), rssMB(pid).total)
+		})
+		// Restart on the full data dir; the list is served once ready.
+		restart := startReady(b, dir, func(int) {
+			paginatedList(b, clientsetFor(b, devplaneConfig(b, dir)), ns, f)
+		})
+		f.set("restart to ready ms", ms(restart))
+		results = append(results, f)
+
+		if cfg, pids := peerConfig(b); cfg != nil {
+			k := &loadFigures{server: "kube"}
+			cs := clientsetFor(b, cfg)
+			kns := fillConfigMaps(b, cs, n, k)
+			time.Sleep(time.Second)
+			var rss float64
+			for _, pid := range pids {
+				rss += rssMB(pid).total
+			}
+			k.set(fmt.Sprintf("RSS MB with %d ConfigMaps", n), rss)
+			paginatedList(b, cs, kns, k)
+			_ = cs.CoreV1().Namespaces().Delete(context.Background(), kns, metav1.DeleteOptions{})
+			results = append(results, k)
+		}
+		printFigures(results)
+	}
+}
+
+func BenchmarkServedScaleWatchers(b *testing.B) {
+	watchers := scaleCount(1000)
+	const rate, duration = 500, 10 * time.Second
+	for range b.N {
+		var results []*loadFigures
+		dir := filepath.Join(b.TempDir(), "data")
+		startReady(b, dir, func(int) {
+			results = append(results, watchFanout(b, "devplane", devplaneConfig(b, dir), watchers, rate, duration))
+		})
+		if cfg, _ := peerConfig(b); cfg != nil {
+			results = append(results, watchFanout(b, "kube", cfg, watchers, rate, duration))
+		}
+		printFigures(results)
+	}
+}
+
+// watchFanout opens watchers watches on one namespace's ConfigMaps, creates
+// rate objects a second for duration, and measures each event's delivery
+// from the start of its create, across all watchers.
+func watchFanout(b *testing.B, server string, cfg *rest.Config, watchers, rate int, duration time.Duration) *loadFigures {
+	b.Helper()
+	f := &loadFigures{server: server}
+	ctx, cancel := context.WithTimeout(context.Background(), duration+2*time.Minute)
+	defer cancel()
+	cs := clientsetFor(b, cfg)
+	ns := fmt.Sprintf("fanout-%d", time.Now().UnixNano())
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	total := rate * int(duration/time.Second)
+	sent := make([]atomic.Int64, total)
+	var mu sync.Mutex
+	var lat []time.Duration
+	var dropped, complete atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < watchers; w++ {
+		wi, err := cs.CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{})
+		if err != nil {
+			b.Fatalf("watcher %d: %v", w, err)
+		}
+		wg.Go(func() {
+			defer wi.Stop()
+			seen := 0
+			local := make([]time.Duration, 0, total)
+			for seen < total {
+				ev, ok := <-wi.ResultChan()
+				if !ok || ev.Type == watch.Error {
+					dropped.Add(1)
+					break
+				}
+				cm, ok := ev.Object.(*corev1.ConfigMap)
+				if !ok || ev.Type != watch.Added || !strings.HasPrefix(cm.Name, "e-") {
+					continue
+				}
+				i, _ := strconv.Atoi(strings.TrimPrefix(cm.Name, "e-"))
+				if i >= 0 && i < total {
+					local = append(local, time.Duration(time.Now().UnixNano()-sent[i].Load()))
+				}
+				seen++
+			}
+			if seen == total {
+				complete.Add(1)
+			}
+			mu.Lock()
+			lat = append(lat, local...)
+			mu.Unlock()
+		})
+	}
+	// Writes at a fixed rate from a few workers.
+	tick := time.NewTicker(time.Second / time.Duration(rate))
+	var writers sync.WaitGroup
+	jobs := make(chan int, rate)
+	for range 8 {
+		writers.Go(func() {
+			for i := range jobs {
+				sent[i].Store(time.Now().UnixNano())
+				if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "e-" + strconv.Itoa(i)}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+					b.Errorf("create: %v", err)
+					return
+				}
+			}
+		})
+	}
+	start := time.Now()
+	for i := 0; i < total; i++ {
+		<-tick.C
+		jobs <- i
+	}
+	close(jobs)
+	tick.Stop()
+	writers.Wait()
+	f.set("writes/s achieved", float64(total)/time.Since(start).Seconds())
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		cancel() // ends the watches still waiting
+		<-done
+	}
+	f.set("delivery p50 ms", ms(percentile(lat, 50)))
+	f.set("delivery p99 ms", ms(percentile(lat, 99)))
+	f.set("watchers dropped", float64(dropped.Load()))
+	f.set("watchers that saw every event", float64(complete.Load()))
+	f.markHigher("watchers that saw every event")
+	_ = cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+	return f
+}
+
+func BenchmarkServedScaleNamespaceDeletion(b *testing.B) {
+	const namespaces = 50
+	perNamespace := scaleCount(200)
+	for range b.N {
+		dir := filepath.Join(b.TempDir(), "data")
+		f := &loadFigures{server: "devplane"}
+		startReady(b, dir, func(int) {
+			cs := clientsetFor(b, devplaneConfig(b, dir))
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			names := make([]string, namespaces)
+			for i := range names {
+				names[i] = fmt.Sprintf("del-%d", i)
+				if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: names[i]}}, metav1.CreateOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			// Half ConfigMaps, half Secrets owned by their namespace's first
+			// ConfigMap, so the garbage collector has dependents to follow.
+			parallel(b, ctx, namespaces*perNamespace, func(i int) error {
+				ns, j := names[i%namespaces], i/namespaces
+				if j%2 == 0 {
+					_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm-" + strconv.Itoa(j)}}, metav1.CreateOptions{})
+					return err
+				}
+				_, err := cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s-" + strconv.Itoa(j)}}, metav1.CreateOptions{})
+				return err
+			}, f, "fill create/s")
+			start := time.Now()
+			for _, ns := range names {
+				if err := cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for {
+				left := 0
+				for _, ns := range names {
+					if _, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err == nil {
+						left++
+					}
+				}
+				if left == 0 {
+					break
+				}
+				if ctx.Err() != nil {
+					b.Fatalf("%d namespaces still there", left)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			f.set(fmt.Sprintf("delete %d namespaces x %d objects, s", namespaces, perNamespace), time.Since(start).Seconds())
+		})
+		printFigures([]*loadFigures{f})
+	}
+}
