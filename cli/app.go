@@ -21,6 +21,7 @@ const (
 	catCerts      = "Certificates and authentication"
 	catKubeconfig = "Kubeconfig"
 	catLogging    = "Logging"
+	catWorkloads  = "Workloads"
 )
 
 // NewApp builds the devplane command line.

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
 
 	"github.com/devplane/devplane/apiserver/controlplane"
@@ -62,6 +64,10 @@ type UpOptions struct {
 	LogFormat string
 	LogLevel  string
 
+	// Workloads
+	Nodes        int
+	NodeCapacity string
+
 	// Filled by Complete and Validate.
 	bindIP      net.IP
 	advertiseIP net.IP
@@ -70,6 +76,7 @@ type UpOptions struct {
 	uncompressed []*net.IPNet
 	listener     net.Listener
 	level        slog.Level
+	nodeCapacity corev1.ResourceList
 }
 
 func (o *UpOptions) flags() []cli.Flag {
@@ -124,6 +131,10 @@ func (o *UpOptions) flags() []cli.Flag {
 			Usage: "log format: text or json (json also turns the dashboard into plain lines)"},
 		&cli.StringFlag{Name: "log-level", Value: "info", Category: catLogging, Destination: &o.LogLevel,
 			Usage: "log level: debug, info, warn or error"},
+		&cli.IntFlag{Name: "nodes", Value: 1, Category: catWorkloads, Destination: &o.Nodes,
+			Usage: "simulated nodes, with kube's scheduler and workload controllers (0: none of it, an API server only)"},
+		&cli.StringFlag{Name: "node-capacity", Value: "cpu=8,memory=16Gi,pods=110", Category: catWorkloads, Destination: &o.NodeCapacity,
+			Usage: "each simulated node's capacity, as resource=quantity pairs"},
 	}
 }
 
@@ -206,6 +217,14 @@ func (o *UpOptions) Validate() error {
 			add("--cert-dir %s is not writable: %v", o.CertDir, err)
 		}
 	}
+	if o.Nodes < 0 || o.Nodes > 1000 {
+		add("--nodes %d is out of range: use 0-1000 (0 turns workloads off)", o.Nodes)
+	}
+	if caps, err := parseCapacity(o.NodeCapacity); err != nil {
+		add("--node-capacity %q: %v", o.NodeCapacity, err)
+	} else {
+		o.nodeCapacity = caps
+	}
 	if o.LogFormat != "text" && o.LogFormat != "json" {
 		add("--log-format %q: use text or json", o.LogFormat)
 	}
@@ -244,6 +263,32 @@ func (o *UpOptions) Validate() error {
 		return exitf(1, "error: %s", strings.Join(errs, "\nerror: "))
 	}
 	return nil
+}
+
+// parseCapacity reads "cpu=8,memory=16Gi,pods=110".
+func parseCapacity(s string) (corev1.ResourceList, error) {
+	out := corev1.ResourceList{}
+	for _, pair := range strings.Split(s, ",") {
+		if pair = strings.TrimSpace(pair); pair == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(pair, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("%q is not resource=quantity (e.g. memory=16Gi)", pair)
+		}
+		q, err := resource.ParseQuantity(value)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%s: not a quantity such as 8, 500m or 16Gi", name, value)
+		}
+		if q.Sign() < 0 {
+			return nil, fmt.Errorf("%s=%s: must not be negative", name, value)
+		}
+		out[corev1.ResourceName(name)] = q
+	}
+	if pods, ok := out[corev1.ResourcePods]; ok && (pods.Value() < 1 || pods.Value() > 60000) {
+		return nil, fmt.Errorf("pods=%s: use 1-60000", pods.String())
+	}
+	return out, nil
 }
 
 func validName(name string) bool {
@@ -353,6 +398,8 @@ func (o *UpOptions) Run(parent context.Context, stdout *os.File, stderr io.Write
 		AuthorizationMode:     o.AuthorizationMode,
 		ServiceAccountIssuer:  o.ServiceAccountIssuer,
 		Profiling:             o.Profiling,
+		Nodes:                 o.Nodes,
+		NodeCapacity:          o.nodeCapacity,
 
 		DisableCompressionForClientIPs: o.uncompressed,
 		Logger:                         logger,

@@ -53,6 +53,18 @@ type Manager struct {
 	gc          *GarbageCollector
 	reconciler  *LeaseEndpointReconciler
 	leading     atomic.Bool
+
+	// alongside run in every leadership term, beside the controllers
+	// (added at run time by RunWhileLeading).
+	termMu    sync.Mutex
+	alongside []func(ctx context.Context)
+	term      *leadership
+}
+
+// leadership is the current term: its context and what runs in it.
+type leadership struct {
+	ctx context.Context
+	wg  sync.WaitGroup
 }
 
 // NewManager builds every controller; nothing runs before Run.
@@ -156,12 +168,39 @@ func (m *Manager) Run(ctx context.Context) error {
 	return errors.Join(err, reconcilerErr)
 }
 
+// RunWhileLeading runs run in this replica's current leadership term, if
+// any, and in every later one, beside the controllers (for good when
+// leader election is off). run must return when its context ends; a
+// term ends only once it has.
+func (m *Manager) RunWhileLeading(run func(ctx context.Context)) {
+	m.termMu.Lock()
+	defer m.termMu.Unlock()
+	m.alongside = append(m.alongside, run)
+	if t := m.term; t != nil {
+		t.wg.Go(func() { run(t.ctx) })
+	}
+}
+
 // runControllers runs every controller for one leadership term,
 // restarting one that fails, and returns when all have stopped.
 func (m *Manager) runControllers(ctx context.Context) {
 	m.leading.Store(true)
 	defer m.leading.Store(false)
 	m.logger.Info("running controllers", "identity", m.opts.Identity)
+	t := &leadership{ctx: ctx}
+	m.termMu.Lock()
+	m.term = t
+	for _, run := range m.alongside {
+		t.wg.Go(func() { run(ctx) })
+	}
+	m.termMu.Unlock()
+	defer func() {
+		<-ctx.Done()
+		m.termMu.Lock()
+		m.term = nil
+		m.termMu.Unlock()
+		t.wg.Wait()
+	}()
 	var wg sync.WaitGroup
 	for _, c := range m.controllers {
 		wg.Add(1)

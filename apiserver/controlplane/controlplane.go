@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/devplane/devplane/apiserver/authn"
 	"github.com/devplane/devplane/apiserver/controllers"
 	"github.com/devplane/devplane/apiserver/healthz"
@@ -25,6 +27,7 @@ import (
 	"github.com/devplane/devplane/apiserver/registry"
 	"github.com/devplane/devplane/apiserver/server"
 	"github.com/devplane/devplane/apiserver/storage"
+	"github.com/devplane/devplane/apiserver/workloads"
 	"github.com/devplane/devplane/certs"
 	"github.com/devplane/devplane/embedded"
 )
@@ -75,6 +78,12 @@ type Options struct {
 	// (default https://kubernetes.default.svc).
 	ServiceAccountIssuer string
 
+	// Nodes is how many simulated nodes run, with kube's scheduler and
+	// workload controllers (apiserver/workloads); 0 runs none of it.
+	Nodes int
+	// NodeCapacity overrides each simulated node's capacity.
+	NodeCapacity corev1.ResourceList
+
 	// DisableControllers leaves out the in-process controllers (the
 	// controllers' own tests run theirs instead).
 	DisableControllers bool
@@ -118,6 +127,9 @@ type ControlPlane struct {
 	prepared           atomic.Pointer[server.PreparedServer]
 
 	controllers *controllers.Manager
+	// workloads are the simulated nodes, scheduler and workload
+	// controllers (nil with no nodes).
+	workloads *workloads.Machinery
 	// ext is the extensions server (CRDs), set up by installExtensions.
 	ext     *extensionsState
 	extOnce sync.Once

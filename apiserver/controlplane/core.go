@@ -93,7 +93,10 @@ func (cp *ControlPlane) installCoreAPI() error {
 	if cp.opts.DisableControllers {
 		return nil
 	}
-	return cp.installControllers()
+	if err := cp.installControllers(); err != nil {
+		return err
+	}
+	return cp.installWorkloads()
 }
 
 // installOpenAPI serves /openapi/v2 and /openapi/v3 from the head and keeps

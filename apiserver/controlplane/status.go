@@ -107,6 +107,9 @@ func (cp *ControlPlane) Status() []Item {
 	started := cp.prepared.Load() != nil
 	for _, h := range cp.Aggregator.HookStatuses() {
 		it := Item{Section: sectionOfServer[h.Server], Kind: "hook", Name: "poststarthook/" + h.Name, Duration: h.Duration}
+		if h.Name == startWorkloadsHook {
+			it.Section = SectionWorkloads
+		}
 		switch {
 		case !started:
 			it.State = Pending
@@ -139,7 +142,7 @@ func (cp *ControlPlane) Status() []Item {
 		}
 		items = append(items, it)
 	}
-	return items
+	return append(items, cp.workloadsItems()...)
 }
 
 // Ready reports whether every readyz check passes.

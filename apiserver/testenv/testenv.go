@@ -55,6 +55,14 @@ type Options struct {
 
 	// StartTimeout bounds Start when ctx has no deadline (default 60s).
 	StartTimeout time.Duration
+
+	// Workloads runs simulated nodes, kube's scheduler and kube's workload
+	// controllers, so Deployments, Jobs, StatefulSets... progress as on a
+	// cluster. Off by default, as in envtest: a controller's test must not
+	// have kube's deployment controller rewriting what it asserts.
+	Workloads bool
+	// Nodes is how many simulated nodes run with Workloads (default 1).
+	Nodes int
 }
 
 // Instance is a running devplane.
@@ -126,6 +134,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		ServiceClusterIPRange: serviceRange,
 		UnsafeNoFsync:         opts.FastStorage == nil || *opts.FastStorage,
 		AuthorizationMode:     opts.AuthorizationMode,
+		Nodes:                 nodesOf(opts),
 		// Tests talk to it over loopback: gzip would only cost CPU.
 		DisableCompressionForClientIPs: controlplane.LoopbackNetworks(),
 		Logger:                         logger,
@@ -279,3 +288,12 @@ func (i *Instance) DataDir() string { return i.dir }
 
 // ControlPlane is the running control plane, for tests of devplane itself.
 func (i *Instance) ControlPlane() *controlplane.ControlPlane { return i.cp }
+
+// nodesOf is how many simulated nodes opts ask for: none without
+// Workloads, one unless Nodes says more.
+func nodesOf(opts Options) int {
+	if !opts.Workloads {
+		return 0
+	}
+	return max(opts.Nodes, 1)
+}

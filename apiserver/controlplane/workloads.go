@@ -1,0 +1,88 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/devplane/devplane/apiserver/workloads"
+	"k8s.io/client-go/rest"
+)
+
+// SectionWorkloads groups the workload machinery's rows on the dashboard.
+const SectionWorkloads = "workloads"
+
+const startWorkloadsHook = "start-workloads"
+
+// installWorkloads adds the start-workloads post-start hook: simulated
+// nodes and kubelets, kube's scheduler and workload controllers. They run
+// beside the controllers, on the replica leading them, and start in the
+// background: the hook returns at once, so /readyz does not wait for them.
+// With no nodes nothing is built or started.
+func (cp *ControlPlane) installWorkloads() error {
+	if cp.opts.Nodes <= 0 || cp.controllers == nil {
+		return nil
+	}
+	m, err := workloads.New(workloads.Options{
+		Nodes:        cp.opts.Nodes,
+		NodeCapacity: cp.opts.NodeCapacity,
+		ClusterName:  cp.opts.Name,
+		Config:       cp.RESTConfig(),
+		NodeConfig:   cp.nodeConfig,
+		Local:        cp.LocalReader,
+		Logger:       cp.logger.With("component", "workloads"),
+	})
+	if err != nil {
+		return err
+	}
+	cp.workloads = m
+	return cp.Core.AddPostStartHook(startWorkloadsHook, func(context.Context) error {
+		cp.controllers.RunWhileLeading(func(ctx context.Context) {
+			for ctx.Err() == nil {
+				if err := m.Run(ctx); err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
+					cp.logger.Error("workloads stopped, restarting", "err", err)
+				}
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+			}
+		})
+		return nil
+	})
+}
+
+// nodeConfig is the client a simulated node's kubelet uses: a client
+// certificate for system:node:<name> in system:nodes, as kube's kubelets
+// have. kube authorizes them with the Node authorizer (the bootstrap
+// system:node ClusterRoleBinding has no subjects); devplane authorizes
+// with RBAC alone, so the certificate is in system:masters as well.
+func (cp *ControlPlane) nodeConfig(node string) (*rest.Config, error) {
+	certPEM, keyPEM, err := cp.Certs.IssueClient("system:node:"+node, []string{"system:nodes", "system:masters"}, 365*24*time.Hour)
+	if err != nil {
+		return nil, fmt.Errorf("issuing %s's client certificate: %w", node, err)
+	}
+	cfg := cp.RESTConfig()
+	cfg.CertData, cfg.KeyData = certPEM, keyPEM
+	return cfg, nil
+}
+
+// workloadsItems are the dashboard's rows for the machinery.
+func (cp *ControlPlane) workloadsItems() []Item {
+	if cp.workloads == nil {
+		return nil
+	}
+	st := cp.workloads.Status()
+	it := Item{Section: SectionWorkloads, Kind: "check", Name: "nodes", State: Running}
+	switch {
+	case cp.controllers != nil && !cp.controllers.Leading():
+		it.State, it.Message = OK, "another replica runs them"
+	case cp.workloads.HasSynced() && st.ReadyNodes == cp.opts.Nodes:
+		it.State = OK
+		it.Message = fmt.Sprintf("%d/%d Ready, %d/%d pods Running", st.ReadyNodes, cp.opts.Nodes, st.RunningPods, st.Pods)
+	default:
+		it.Message = fmt.Sprintf("%d/%d Ready, starting scheduler and controllers", st.ReadyNodes, cp.opts.Nodes)
+	}
+	return []Item{it}
+}

@@ -1,0 +1,266 @@
+package controlplane_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	utilptr "k8s.io/utils/ptr"
+
+	"github.com/devplane/devplane/apiserver/controlplane"
+	"github.com/devplane/devplane/apiserver/workloads"
+)
+
+// startWorkloads starts devplane with n simulated nodes and waits until
+// they are Ready.
+func startWorkloads(t *testing.T, n int) (*started, *kubernetes.Clientset) {
+	t.Helper()
+	s := startControlPlaneWith(t, controlplane.Options{Nodes: n})
+	cs := s.clientset(t, true)
+	waitFor(t, 60*time.Second, fmt.Sprintf("%d Ready nodes", n), func(ctx context.Context) (bool, error) {
+		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		ready := 0
+		for _, node := range nodes.Items {
+			for _, c := range node.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		return ready == n, nil
+	})
+	return s, cs
+}
+
+// waitFor polls cond (bounded by timeout) and fails the test with what it
+// waited for.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var last error
+	err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		if err != nil {
+			last = err
+			return false, nil
+		}
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("timed out waiting for %s (last error: %v)", what, last)
+	}
+}
+
+func TestWorkloadsNodesAndLeases(t *testing.T) {
+	s, cs := startWorkloads(t, 3)
+	ctx := context.Background()
+	for i := 1; i <= 3; i++ {
+		name := workloads.NodeName(i)
+		node, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range map[string]string{"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"} {
+			if node.Labels[k] != v {
+				t.Errorf("%s: label %s = %q, want %q", name, k, node.Labels[k], v)
+			}
+		}
+		if node.Labels["topology.kubernetes.io/zone"] == "" {
+			t.Errorf("%s: no zone label with 3 nodes: %v", name, node.Labels)
+		}
+		if _, cidr, err := net.ParseCIDR(node.Spec.PodCIDR); err != nil || len(node.Spec.PodCIDRs) != 1 || cidr.String() != node.Spec.PodCIDRs[0] {
+			t.Errorf("%s: podCIDR %q podCIDRs %v", name, node.Spec.PodCIDR, node.Spec.PodCIDRs)
+		}
+		if node.Status.Allocatable.Pods().Value() != 110 || node.Status.Capacity.Cpu().Value() != 8 {
+			t.Errorf("%s: capacity %v allocatable %v", name, node.Status.Capacity, node.Status.Allocatable)
+		}
+		if len(node.Status.Addresses) == 0 || node.Status.NodeInfo.KubeletVersion == "" || node.Status.NodeInfo.OperatingSystem != "linux" {
+			t.Errorf("%s: addresses %v nodeInfo %+v", name, node.Status.Addresses, node.Status.NodeInfo)
+		}
+		lease, err := cs.CoordinationV1().Leases("kube-node-lease").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if utilptr.Deref(lease.Spec.HolderIdentity, "") != name || utilptr.Deref(lease.Spec.LeaseDurationSeconds, 0) != 40 || lease.Spec.RenewTime == nil {
+			t.Errorf("%s: lease %+v", name, lease.Spec)
+		}
+		if len(lease.OwnerReferences) != 1 || lease.OwnerReferences[0].UID != node.UID {
+			t.Errorf("%s: lease owners %v, want the Node", name, lease.OwnerReferences)
+		}
+	}
+	out := s.mustKubectl(t, "get", "nodes")
+	if strings.Count(out, " Ready ") != 3 {
+		t.Errorf("kubectl get nodes:\n%s", out)
+	}
+	out = s.mustKubectl(t, "describe", "node", "node-1")
+	for _, want := range []string{"KubeletReady", "PodCIDR:", "Capacity:", "Allocatable:", "Kubelet Version:", "Lease:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl describe node lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestWorkloadsOffByDefault(t *testing.T) {
+	s := startControlPlane(t, "")
+	cs := s.clientset(t, true)
+	// Give the controllers a moment: nothing registers a node.
+	time.Sleep(500 * time.Millisecond)
+	nodes, err := cs.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) != 0 {
+		t.Errorf("nodes without --nodes: %v", nodes.Items)
+	}
+	body := s.mustKubectl(t, "get", "--raw", "/readyz?verbose")
+	if strings.Contains(body, "start-workloads") {
+		t.Errorf("readyz lists the workloads hook with no nodes:\n%s", body)
+	}
+}
+
+// pod is a pod bound to node-1 directly (no scheduler involved).
+func boundPod(name string, mutate func(*corev1.Pod)) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PodSpec{
+			NodeName:   workloads.NodeName(1),
+			Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}},
+		},
+	}
+	if mutate != nil {
+		mutate(p)
+	}
+	return p
+}
+
+func podCondition(p *corev1.Pod, t corev1.PodConditionType) corev1.ConditionStatus {
+	for _, c := range p.Status.Conditions {
+		if c.Type == t {
+			return c.Status
+		}
+	}
+	return ""
+}
+
+func waitPod(t *testing.T, cs kubernetes.Interface, ns, name, what string, cond func(*corev1.Pod) bool) *corev1.Pod {
+	t.Helper()
+	var last *corev1.Pod
+	waitFor(t, 60*time.Second, "pod "+name+" "+what, func(ctx context.Context) (bool, error) {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		last = p
+		return cond(p), nil
+	})
+	return last
+}
+
+func TestWorkloadsKubeletRunsBoundPods(t *testing.T) {
+	_, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	pods := cs.CoreV1().Pods("default")
+	node, err := cs.CoreV1().Nodes().Get(ctx, workloads.NodeName(1), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, podNet, _ := net.ParseCIDR(node.Spec.PodCIDR)
+
+	// A long-running pod with an init container and a readiness probe.
+	web := boundPod("web", func(p *corev1.Pod) {
+		p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox"}}
+		p.Spec.Containers[0].ReadinessProbe = &corev1.Probe{InitialDelaySeconds: 1,
+			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstrFromInt(80)}}}
+	})
+	if _, err := pods.Create(ctx, web, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := waitPod(t, cs, "default", "web", "Running and Ready", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodRunning && podCondition(p, corev1.PodReady) == corev1.ConditionTrue
+	})
+	if ip := net.ParseIP(p.Status.PodIP); ip == nil || !podNet.Contains(ip) {
+		t.Errorf("podIP %q not in the node's pod CIDR %s", p.Status.PodIP, podNet)
+	}
+	if p.Status.HostIP == "" || p.Status.StartTime == nil {
+		t.Errorf("hostIP %q startTime %v", p.Status.HostIP, p.Status.StartTime)
+	}
+	for _, c := range []corev1.PodConditionType{corev1.PodScheduled, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
+		if podCondition(p, c) != corev1.ConditionTrue {
+			t.Errorf("condition %s = %q", c, podCondition(p, c))
+		}
+	}
+	if len(p.Status.InitContainerStatuses) != 1 || p.Status.InitContainerStatuses[0].State.Terminated == nil ||
+		p.Status.InitContainerStatuses[0].State.Terminated.Reason != "Completed" {
+		t.Errorf("init container status %+v", p.Status.InitContainerStatuses)
+	}
+	cs0 := p.Status.ContainerStatuses[0]
+	if cs0.State.Running == nil || !cs0.Ready || !utilptr.Deref(cs0.Started, false) || !strings.HasPrefix(cs0.ContainerID, "devplane://") ||
+		!strings.Contains(cs0.ImageID, "nginx@sha256:") {
+		t.Errorf("container status %+v", cs0)
+	}
+
+	// Run-to-completion pods: success, failure by annotation.
+	for _, tc := range []struct {
+		name, code string
+		phase      corev1.PodPhase
+	}{{"done", "", corev1.PodSucceeded}, {"fails", "3", corev1.PodFailed}} {
+		pod := boundPod(tc.name, func(p *corev1.Pod) {
+			p.Spec.RestartPolicy = corev1.RestartPolicyNever
+			p.Annotations = map[string]string{workloads.AnnotationExitAfter: "200ms"}
+			if tc.code != "" {
+				p.Annotations[workloads.AnnotationExitCode] = tc.code
+			}
+		})
+		if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		p := waitPod(t, cs, "default", tc.name, string(tc.phase), func(p *corev1.Pod) bool { return p.Status.Phase == tc.phase })
+		term := p.Status.ContainerStatuses[0].State.Terminated
+		if term == nil || fmt.Sprint(term.ExitCode) != map[string]string{"": "0"}[tc.code]+tc.code {
+			t.Errorf("%s: terminated state %+v", tc.name, term)
+		}
+		if podCondition(p, corev1.PodReady) != corev1.ConditionFalse {
+			t.Errorf("%s: Ready = %q after completion", tc.name, podCondition(p, corev1.PodReady))
+		}
+	}
+
+	// A crash loop: restarts with back-off, the pod stays Running.
+	crash := boundPod("crash", func(p *corev1.Pod) {
+		p.Annotations = map[string]string{workloads.AnnotationExitAfter: "100ms", workloads.AnnotationExitCode: "1"}
+	})
+	if _, err := pods.Create(ctx, crash, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p = waitPod(t, cs, "default", "crash", "restarted twice", func(p *corev1.Pod) bool {
+		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].RestartCount >= 2
+	})
+	if p.Status.Phase != corev1.PodRunning || p.Status.ContainerStatuses[0].LastTerminationState.Terminated == nil ||
+		p.Status.ContainerStatuses[0].LastTerminationState.Terminated.ExitCode != 1 {
+		t.Errorf("crash-looping pod: phase %s, container %+v", p.Status.Phase, p.Status.ContainerStatuses[0])
+	}
+
+	// Graceful deletion finishes after a short simulated shutdown, well
+	// within the default 30s grace period.
+	if err := pods.Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, "web to be deleted", func(ctx context.Context) (bool, error) {
+		_, err := pods.Get(ctx, "web", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+}
+
+func intstrFromInt(i int) intstr.IntOrString { return intstr.FromInt32(int32(i)) }

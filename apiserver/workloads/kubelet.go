@@ -1,0 +1,711 @@
+package workloads
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+)
+
+// Annotations a pod can carry to direct the simulated kubelet.
+const (
+	// AnnotationExitAfter makes containers exit after this long (a Go
+	// duration, e.g. "30s"); without it, containers of pods whose
+	// restartPolicy is Never or OnFailure exit after DefaultRunTime and
+	// the others run until deleted.
+	AnnotationExitAfter = "devplane.dev/exit-after"
+	// AnnotationExitCode is the exit code they exit with (default 0). A
+	// non-zero code fails the pod (Never) or restarts the container with
+	// kube's crash-loop back-off states (OnFailure, Always).
+	AnnotationExitCode = "devplane.dev/exit-code"
+	// AnnotationStartAfter delays each container's start (image pull and
+	// creation) by this long; default none.
+	AnnotationStartAfter = "devplane.dev/start-after"
+)
+
+// Simulated timings: short, so that workloads progress at a developer's
+// pace rather than a real cluster's.
+var (
+	// DefaultRunTime is how long a container of a run-to-completion pod
+	// (restartPolicy Never/OnFailure, Jobs) runs.
+	DefaultRunTime = time.Second
+	// initContainerRunTime is how long each init container runs.
+	initContainerRunTime = 100 * time.Millisecond
+	// shutdownTime is how long a deleted pod's containers take to stop
+	// (capped by the pod's grace period, never the full 30s).
+	shutdownTime = 100 * time.Millisecond
+	// crashLoopBaseBackOff doubles per restart up to crashLoopMaxBackOff
+	// (kube's kubelet: 10s and 5m).
+	crashLoopBaseBackOff = time.Second
+	crashLoopMaxBackOff  = time.Minute
+)
+
+// kubelet simulates the kubelets of every simulated node: it watches the
+// pods bound to them and moves each through kube's pod lifecycle, writing
+// status as the pod's node. Nothing runs: the states are computed from
+// the pod's spec, its annotations and the time.
+type kubelet struct {
+	m       *Machinery
+	nodes   map[string]*simNode
+	pods    cache.SharedIndexInformer
+	queue   workqueue.TypedRateLimitingInterface[string]
+	workers int
+
+	mu sync.Mutex
+	// started remembers, to the nanosecond, when each container started
+	// (status times have second precision): key uid/container/restarts.
+	started map[string]time.Time
+	// deleting remembers when a pod's deletion was first seen.
+	deleting map[string]time.Time
+}
+
+func newKubelet(m *Machinery, nodes []*simNode, pods cache.SharedIndexInformer) (*kubelet, error) {
+	k := &kubelet{
+		m: m, nodes: map[string]*simNode{}, pods: pods, workers: 8,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 5*time.Second),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "simulated-kubelet"}),
+		started:  map[string]time.Time{},
+		deleting: map[string]time.Time{},
+	}
+	for _, n := range nodes {
+		k.nodes[n.name] = n
+	}
+	_, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    k.enqueue,
+		UpdateFunc: func(_, obj any) { k.enqueue(obj) },
+		DeleteFunc: k.forget,
+	})
+	return k, err
+}
+
+func (k *kubelet) ours(pod *corev1.Pod) *simNode {
+	if pod == nil || pod.Spec.NodeName == "" {
+		return nil
+	}
+	return k.nodes[pod.Spec.NodeName]
+}
+
+func (k *kubelet) enqueue(obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || k.ours(pod) == nil {
+		return
+	}
+	// A pod that already has an address keeps it across restarts.
+	if pod.Status.PodIP != "" && !pod.Spec.HostNetwork && !isTerminal(pod) {
+		k.ours(pod).ips.reserve(net.ParseIP(pod.Status.PodIP), string(pod.UID))
+	}
+	k.queue.Add(pod.Namespace + "/" + pod.Name)
+}
+
+func (k *kubelet) forget(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	if n := k.ours(pod); n != nil {
+		n.ips.release(string(pod.UID))
+	}
+	k.mu.Lock()
+	prefix := string(pod.UID) + "/"
+	for key := range k.started {
+		if strings.HasPrefix(key, prefix) {
+			delete(k.started, key)
+		}
+	}
+	delete(k.deleting, string(pod.UID))
+	k.mu.Unlock()
+}
+
+func (k *kubelet) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for range k.workers {
+		wg.Go(func() {
+			for k.processNext(ctx) {
+			}
+		})
+	}
+	<-ctx.Done()
+	k.queue.ShutDown()
+	wg.Wait()
+}
+
+func (k *kubelet) processNext(ctx context.Context) bool {
+	key, shutdown := k.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer k.queue.Done(key)
+	next, err := k.sync(ctx, key)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			k.m.logger.Debug("simulated kubelet: sync failed, retrying", "pod", key, "err", err)
+		}
+		k.queue.AddRateLimited(key)
+	case err == nil:
+		k.queue.Forget(key)
+		if next > 0 {
+			k.queue.AddAfter(key, next)
+		}
+	}
+	return true
+}
+
+// sync moves one pod on: it returns when to look at it again (0: when it
+// changes).
+func (k *kubelet) sync(ctx context.Context, key string) (time.Duration, error) {
+	obj, exists, err := k.pods.GetIndexer().GetByKey(key)
+	if err != nil || !exists {
+		return 0, err
+	}
+	pod := obj.(*corev1.Pod)
+	node := k.ours(pod)
+	if node == nil {
+		return 0, nil
+	}
+	now := time.Now()
+	if pod.DeletionTimestamp != nil {
+		return k.terminate(ctx, node, pod, now)
+	}
+	if isTerminal(pod) {
+		node.ips.release(string(pod.UID))
+		return 0, nil
+	}
+	status, next, err := k.desiredStatus(node, pod, now)
+	if err != nil {
+		return 0, err
+	}
+	if !statusEqual(&pod.Status, status) {
+		updated := pod.DeepCopy()
+		updated.Status = *status
+		if _, err := node.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil {
+			return 0, err
+		}
+	}
+	if next.IsZero() {
+		return 0, nil
+	}
+	return max(time.Until(next), time.Millisecond), nil
+}
+
+// terminate stops a deleted pod's containers after a short simulated
+// shutdown and removes the pod, as the kubelet does once they stopped.
+func (k *kubelet) terminate(ctx context.Context, node *simNode, pod *corev1.Pod, now time.Time) (time.Duration, error) {
+	uid := string(pod.UID)
+	k.mu.Lock()
+	seen, ok := k.deleting[uid]
+	if !ok {
+		seen = now
+		k.deleting[uid] = now
+	}
+	k.mu.Unlock()
+	wait := shutdownTime
+	if g := pod.DeletionGracePeriodSeconds; g != nil && time.Duration(*g)*time.Second < wait {
+		wait = time.Duration(*g) * time.Second
+	}
+	if isTerminal(pod) || pod.Status.StartTime == nil {
+		wait = 0 // nothing runs
+	}
+	if left := seen.Add(wait).Sub(now); left > 0 {
+		return left, nil
+	}
+	err := node.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: ptr.To[int64](0),
+		Preconditions:      &metav1.Preconditions{UID: &pod.UID},
+	})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return 0, nil // gone already, or a new pod of the same name
+	}
+	return 0, err
+}
+
+// podTiming is what a pod's annotations and restart policy say about how
+// its containers run.
+type podTiming struct {
+	exits      bool
+	runTime    time.Duration
+	exitCode   int32
+	startAfter time.Duration
+}
+
+func timingOf(pod *corev1.Pod) (podTiming, error) {
+	t := podTiming{}
+	if pod.Spec.RestartPolicy != corev1.RestartPolicyAlways {
+		t.exits, t.runTime = true, DefaultRunTime
+	}
+	a := pod.Annotations
+	if v, ok := a[AnnotationExitAfter]; ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return t, fmt.Errorf("annotation %s=%q: not a duration such as 30s", AnnotationExitAfter, v)
+		}
+		t.exits, t.runTime = true, d
+	}
+	if v, ok := a[AnnotationExitCode]; ok {
+		c, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || c < 0 || c > 255 {
+			return t, fmt.Errorf("annotation %s=%q: not an exit code 0-255", AnnotationExitCode, v)
+		}
+		t.exitCode = int32(c)
+	}
+	if v, ok := a[AnnotationStartAfter]; ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return t, fmt.Errorf("annotation %s=%q: not a duration such as 5s", AnnotationStartAfter, v)
+		}
+		t.startAfter = d
+	}
+	return t, nil
+}
+
+// desiredStatus is the pod's status at now, and when it next changes.
+func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time) (*corev1.PodStatus, time.Time, error) {
+	st := pod.Status.DeepCopy()
+	var next time.Time
+	soon := func(t time.Time) {
+		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	timing, err := timingOf(pod)
+	if err != nil {
+		k.m.recordPodWarning(pod, "FailedCreatePodSandBox", err.Error())
+		timing, _ = timingOf(&corev1.Pod{Spec: pod.Spec}) // run with the defaults
+	}
+	nowT := metav1.NewTime(now)
+	if st.StartTime == nil {
+		st.StartTime = &nowT
+	}
+	st.HostIP = node.hostIP.String()
+	st.HostIPs = []corev1.HostIP{{IP: st.HostIP}}
+	if pod.Spec.HostNetwork {
+		st.PodIP = st.HostIP
+	} else if st.PodIP == "" {
+		ip, err := node.ips.allocate(string(pod.UID))
+		if err != nil {
+			return nil, next, err
+		}
+		st.PodIP = ip.String()
+	}
+	st.PodIPs = []corev1.PodIP{{IP: st.PodIP}}
+	if st.Phase == "" {
+		st.Phase = corev1.PodPending
+	}
+
+	// Init containers run one after the other; sidecars (restartPolicy
+	// Always) keep running and only need to have started.
+	initDone := true
+	var notInitialized []string
+	initStatuses := make([]corev1.ContainerStatus, len(pod.Spec.InitContainers))
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		cs := statusOf(st.InitContainerStatuses, c)
+		if !initDone {
+			cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}
+			initStatuses[i] = cs
+			notInitialized = append(notInitialized, c.Name)
+			continue
+		}
+		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+		switch {
+		case sidecar:
+			if cs.State.Running == nil {
+				k.start(pod, &cs, now)
+			}
+			started := k.startedAt(pod, &cs)
+			cs.Ready = readyAt(c, started, now, soon)
+		case cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0:
+		case cs.State.Running == nil:
+			k.start(pod, &cs, now)
+			initDone = false
+			soon(now.Add(initContainerRunTime))
+		default:
+			done := k.startedAt(pod, &cs).Add(initContainerRunTime)
+			if now.Before(done) {
+				initDone = false
+				soon(done)
+			} else {
+				k.exit(&cs, 0, now)
+			}
+		}
+		if !initDone {
+			notInitialized = append(notInitialized, c.Name)
+		}
+		initStatuses[i] = cs
+	}
+	st.InitContainerStatuses = initStatuses
+
+	statuses := make([]corev1.ContainerStatus, len(pod.Spec.Containers))
+	var notReady []string
+	running, restarting, failed := 0, 0, 0
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		cs := statusOf(st.ContainerStatuses, c)
+		if !initDone {
+			cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}
+		} else {
+			k.stepContainer(pod, c, &cs, timing, now, soon)
+		}
+		switch {
+		case cs.State.Running != nil:
+			running++
+		case cs.State.Waiting != nil:
+			restarting++
+		case cs.State.Terminated != nil && cs.State.Terminated.ExitCode != 0:
+			failed++
+		}
+		if !cs.Ready {
+			notReady = append(notReady, c.Name)
+		}
+		statuses[i] = cs
+	}
+	st.ContainerStatuses = statuses
+
+	terminal := false
+	switch {
+	case !initDone:
+		st.Phase = corev1.PodPending
+	case running == 0 && restarting == 0 && failed > 0:
+		st.Phase, terminal = corev1.PodFailed, true
+	case running == 0 && restarting == 0:
+		st.Phase, terminal = corev1.PodSucceeded, true
+	case running > 0 || st.Phase == corev1.PodRunning:
+		st.Phase = corev1.PodRunning
+	}
+	if terminal {
+		for i := range st.InitContainerStatuses { // sidecars stop with the pod
+			cs := &st.InitContainerStatuses[i]
+			if cs.State.Running != nil {
+				k.exit(cs, 0, now)
+				cs.Ready = false
+			}
+		}
+	}
+
+	// Conditions, in the kubelet's order, keeping transition times.
+	setCondition(st, corev1.PodReadyToStartContainers, corev1.ConditionStatus(boolStatus(!terminal)), "", "", now)
+	if initDone {
+		setCondition(st, corev1.PodInitialized, corev1.ConditionTrue, "", "", now)
+	} else {
+		setCondition(st, corev1.PodInitialized, corev1.ConditionFalse, "ContainersNotInitialized",
+			fmt.Sprintf("containers with incomplete status: [%s]", strings.Join(notInitialized, " ")), now)
+	}
+	switch {
+	case terminal:
+		setCondition(st, corev1.ContainersReady, corev1.ConditionFalse, "PodCompleted", "", now)
+		setCondition(st, corev1.PodReady, corev1.ConditionFalse, "PodCompleted", "", now)
+	case len(notReady) > 0:
+		msg := fmt.Sprintf("containers with unready status: [%s]", strings.Join(notReady, " "))
+		setCondition(st, corev1.ContainersReady, corev1.ConditionFalse, "ContainersNotReady", msg, now)
+		setCondition(st, corev1.PodReady, corev1.ConditionFalse, "ContainersNotReady", msg, now)
+	default:
+		setCondition(st, corev1.ContainersReady, corev1.ConditionTrue, "", "", now)
+		if missing := unmetReadinessGates(pod, st); len(missing) > 0 {
+			setCondition(st, corev1.PodReady, corev1.ConditionFalse, "ReadinessGatesNotReady",
+				fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", missing[0]), now)
+		} else {
+			setCondition(st, corev1.PodReady, corev1.ConditionTrue, "", "", now)
+		}
+	}
+	setCondition(st, corev1.PodScheduled, corev1.ConditionTrue, "", "", now)
+	orderConditions(st)
+	if terminal {
+		next = time.Time{}
+	}
+	return st, next, nil
+}
+
+// stepContainer moves one container on: start (after start-after), run,
+// exit when the timing says, restart with back-off per restartPolicy.
+func (k *kubelet) stepContainer(pod *corev1.Pod, c *corev1.Container, cs *corev1.ContainerStatus, t podTiming, now time.Time, soon func(time.Time)) {
+	restart := func(code int32) bool {
+		switch pod.Spec.RestartPolicy {
+		case corev1.RestartPolicyNever:
+			return false
+		case corev1.RestartPolicyOnFailure:
+			return code != 0
+		}
+		return true
+	}
+	switch {
+	case cs.State.Terminated != nil:
+		// Finished for good (the pod's restart policy said so).
+	case cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff":
+		finished := now
+		if cs.LastTerminationState.Terminated != nil {
+			finished = cs.LastTerminationState.Terminated.FinishedAt.Time
+		}
+		if at := finished.Add(backOff(cs.RestartCount)); now.Before(at) {
+			soon(at)
+			return
+		}
+		cs.RestartCount++
+		k.start(pod, cs, now)
+	case cs.State.Running == nil:
+		created := pod.Status.StartTime
+		if t.startAfter > 0 && created != nil {
+			if at := created.Add(t.startAfter); now.Before(at) {
+				cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}
+				soon(at)
+				return
+			}
+		}
+		k.start(pod, cs, now)
+	}
+	if cs.State.Running != nil && t.exits {
+		started := k.startedAt(pod, cs)
+		if end := started.Add(t.runTime); now.Before(end) {
+			soon(end)
+		} else {
+			k.exit(cs, t.exitCode, now)
+			if restart(t.exitCode) {
+				cs.LastTerminationState = cs.State
+				if cs.RestartCount == 0 { // the first restart is immediate
+					cs.RestartCount++
+					k.start(pod, cs, now)
+					soon(now.Add(t.runTime))
+				} else {
+					cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
+						Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", backOff(cs.RestartCount), c.Name, pod.Name, pod.Namespace, pod.UID)}}
+					soon(now.Add(backOff(cs.RestartCount)))
+				}
+			}
+		}
+	}
+	cs.Started = ptr.To(false)
+	cs.Ready = false
+	if cs.State.Running != nil {
+		started := k.startedAt(pod, cs)
+		cs.Started = ptr.To(probePassed(c.StartupProbe, started, now, soon))
+		cs.Ready = *cs.Started && readyAt(c, started, now, soon)
+	}
+}
+
+func backOff(restarts int32) time.Duration {
+	d := crashLoopBaseBackOff
+	for i := int32(1); i < restarts && d < crashLoopMaxBackOff; i++ {
+		d *= 2
+	}
+	return min(d, crashLoopMaxBackOff)
+}
+
+// readyAt: a container without a readiness probe is ready once running;
+// with one, once the probe's initial delay has passed.
+func readyAt(c *corev1.Container, started, now time.Time, soon func(time.Time)) bool {
+	return probePassed(c.ReadinessProbe, started, now, soon)
+}
+
+func probePassed(p *corev1.Probe, started, now time.Time, soon func(time.Time)) bool {
+	if p == nil {
+		return true
+	}
+	at := started.Add(time.Duration(p.InitialDelaySeconds) * time.Second)
+	if now.Before(at) {
+		soon(at)
+		return false
+	}
+	return true
+}
+
+// start puts a container in Running with a new container ID.
+func (k *kubelet) start(pod *corev1.Pod, cs *corev1.ContainerStatus, now time.Time) {
+	cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(now)}}
+	cs.ContainerID = simulatedContainerProto + "://" + randomHex(32)
+	k.mu.Lock()
+	k.started[startKey(pod, cs)] = now
+	k.mu.Unlock()
+}
+
+func (k *kubelet) exit(cs *corev1.ContainerStatus, code int32, now time.Time) {
+	var started metav1.Time
+	if cs.State.Running != nil {
+		started = cs.State.Running.StartedAt
+	}
+	reason := "Completed"
+	if code != 0 {
+		reason = "Error"
+	}
+	cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		ExitCode: code, Reason: reason, StartedAt: started, FinishedAt: metav1.NewTime(now), ContainerID: cs.ContainerID}}
+	cs.Ready = false
+	cs.Started = ptr.To(false)
+}
+
+// startedAt is when the container's current run began, to the nanosecond
+// when this process started it.
+func (k *kubelet) startedAt(pod *corev1.Pod, cs *corev1.ContainerStatus) time.Time {
+	k.mu.Lock()
+	t, ok := k.started[startKey(pod, cs)]
+	k.mu.Unlock()
+	if ok {
+		return t
+	}
+	if cs.State.Running != nil {
+		return cs.State.Running.StartedAt.Time
+	}
+	return time.Now()
+}
+
+func startKey(pod *corev1.Pod, cs *corev1.ContainerStatus) string {
+	return string(pod.UID) + "/" + cs.Name + "/" + strconv.Itoa(int(cs.RestartCount))
+}
+
+// statusOf is a container's current status, or a new one waiting to be
+// created.
+func statusOf(statuses []corev1.ContainerStatus, c *corev1.Container) corev1.ContainerStatus {
+	for _, s := range statuses {
+		if s.Name == c.Name {
+			s.Image = c.Image
+			return *s.DeepCopy()
+		}
+	}
+	return corev1.ContainerStatus{
+		Name:    c.Name,
+		Image:   c.Image,
+		ImageID: imageID(c.Image),
+		State:   corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}},
+		Started: ptr.To(false),
+	}
+}
+
+// imageID is a digest reference for the image, as a runtime reports
+// after pulling: stable for the same image name.
+func imageID(image string) string {
+	repo := image
+	if i := strings.LastIndex(repo, "@"); i >= 0 {
+		repo = repo[:i]
+	} else if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+		repo = repo[:i]
+	}
+	if !strings.Contains(repo, "/") {
+		repo = "library/" + repo
+	}
+	if first := repo[:strings.Index(repo, "/")]; !strings.ContainsAny(first, ".:") && first != "localhost" {
+		repo = "docker.io/" + repo
+	}
+	sum := sha256.Sum256([]byte(image))
+	return repo + "@sha256:" + hex.EncodeToString(sum[:])
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func boolStatus(b bool) string {
+	if b {
+		return string(corev1.ConditionTrue)
+	}
+	return string(corev1.ConditionFalse)
+}
+
+// setCondition sets a pod condition, keeping its transition time when
+// the status is unchanged.
+func setCondition(st *corev1.PodStatus, t corev1.PodConditionType, status corev1.ConditionStatus, reason, message string, now time.Time) {
+	for i := range st.Conditions {
+		c := &st.Conditions[i]
+		if c.Type != t {
+			continue
+		}
+		if t == corev1.PodScheduled && c.Status == corev1.ConditionTrue {
+			return // the scheduler's
+		}
+		if c.Status != status {
+			c.LastTransitionTime = metav1.NewTime(now)
+		}
+		c.Status, c.Reason, c.Message = status, reason, message
+		return
+	}
+	st.Conditions = append(st.Conditions, corev1.PodCondition{Type: t, Status: status, Reason: reason, Message: message,
+		LastTransitionTime: metav1.NewTime(now)})
+}
+
+var conditionOrder = map[corev1.PodConditionType]int{
+	corev1.PodReadyToStartContainers: 1, corev1.PodInitialized: 2, corev1.PodReady: 3, corev1.ContainersReady: 4, corev1.PodScheduled: 5,
+}
+
+// orderConditions lists the kubelet's conditions in its order, others
+// (readiness gates, DisruptionTarget) after them as they were.
+func orderConditions(st *corev1.PodStatus) {
+	sort.SliceStable(st.Conditions, func(i, j int) bool {
+		a, b := conditionOrder[st.Conditions[i].Type], conditionOrder[st.Conditions[j].Type]
+		if a == 0 {
+			a = 100
+		}
+		if b == 0 {
+			b = 100
+		}
+		return a < b
+	})
+}
+
+func unmetReadinessGates(pod *corev1.Pod, st *corev1.PodStatus) []string {
+	var missing []string
+	for _, g := range pod.Spec.ReadinessGates {
+		ok := false
+		for _, c := range st.Conditions {
+			if c.Type == g.ConditionType && c.Status == corev1.ConditionTrue {
+				ok = true
+			}
+		}
+		if !ok {
+			missing = append(missing, string(g.ConditionType))
+		}
+	}
+	return missing
+}
+
+func isTerminal(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
+
+// statusEqual compares what the kubelet writes, ignoring sub-second time
+// differences the API does not keep.
+func statusEqual(a, b *corev1.PodStatus) bool {
+	return podStatusString(a) == podStatusString(b)
+}
+
+func podStatusString(s *corev1.PodStatus) string {
+	c := s.DeepCopy()
+	trunc := func(t *metav1.Time) { *t = metav1.NewTime(t.Time.Truncate(time.Second)) }
+	for i := range c.Conditions {
+		trunc(&c.Conditions[i].LastTransitionTime)
+		trunc(&c.Conditions[i].LastProbeTime)
+	}
+	for _, list := range [][]corev1.ContainerStatus{c.InitContainerStatuses, c.ContainerStatuses} {
+		for i := range list {
+			for _, st := range []*corev1.ContainerState{&list[i].State, &list[i].LastTerminationState} {
+				if st.Running != nil {
+					trunc(&st.Running.StartedAt)
+				}
+				if st.Terminated != nil {
+					trunc(&st.Terminated.StartedAt)
+					trunc(&st.Terminated.FinishedAt)
+				}
+			}
+		}
+	}
+	if c.StartTime != nil {
+		trunc(c.StartTime)
+	}
+	return c.String()
+}

@@ -1,0 +1,274 @@
+// Package workloads makes workloads progress as on a real cluster, without
+// containers: simulated nodes (Node objects, Leases, a simulated kubelet
+// that moves bound pods through their lifecycle), kube's own scheduler and
+// kube's own workload controllers (deployment, replicaset, statefulset,
+// daemonset, job, cronjob, endpoints, endpointslices, disruption, podgc,
+// ttl-after-finished, the persistent-volume binder) in-process, plus a
+// provisioner for the default StorageClass. Their informers read the
+// server's watch caches in place; their writes go through the API.
+package workloads
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/devplane/devplane/apiserver/controllers"
+)
+
+// Options configure the machinery.
+type Options struct {
+	// Nodes is how many simulated nodes to run (at least 1).
+	Nodes int
+	// NodeCapacity overrides each node's capacity (cpu, memory, pods, ...).
+	NodeCapacity corev1.ResourceList
+	// ClusterName makes node IDs differ between instances.
+	ClusterName string
+	// Config is the admin's; each component gets a copy with its own
+	// user agent.
+	Config *rest.Config
+	// NodeConfig returns the client config a node's kubelet acts with.
+	NodeConfig func(node string) (*rest.Config, error)
+	// Local reads the server's watch caches in-process.
+	Local  controllers.Local
+	Logger *slog.Logger
+}
+
+// Machinery is the simulated nodes, the scheduler and the workload
+// controllers of one devplane. It runs while its replica leads.
+type Machinery struct {
+	opts   Options
+	logger *slog.Logger
+	bootID string
+
+	synced  atomic.Bool
+	running atomic.Bool
+
+	mu       sync.Mutex
+	nodes    []*simNode
+	kubelet  *kubelet
+	recorder record.EventRecorder
+	status   Status
+}
+
+// Status is what the dashboard shows.
+type Status struct {
+	Nodes, ReadyNodes int
+	Pods, RunningPods int
+	Err               error
+}
+
+// New checks the options; nothing runs before Run.
+func New(opts Options) (*Machinery, error) {
+	if opts.Nodes < 1 {
+		return nil, fmt.Errorf("workloads need at least one node")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	caps := (&Machinery{opts: opts}).capacity()
+	if _, err := nodeCIDRs(opts.Nodes, caps.Pods().Value()); err != nil {
+		return nil, err
+	}
+	return &Machinery{opts: opts, logger: opts.Logger, bootID: string(utilrand.String(8)) + "-" + fmt.Sprint(time.Now().Unix())}, nil
+}
+
+// Name is the machinery's name among the controllers.
+func (m *Machinery) Name() string { return "workloads" }
+
+// HasSynced reports whether the current run's nodes are registered and
+// every informer has synced.
+func (m *Machinery) HasSynced() bool { return m.synced.Load() }
+
+// Status summarises nodes and pods.
+func (m *Machinery) Status() Status {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.status
+}
+
+func configFor(cfg *rest.Config, name string) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.UserAgent = name
+	// In-process components talk to their own server: no client-side
+	// throttling (kube-controller-manager's 20 QPS is for shared clusters).
+	c.QPS, c.Burst = -1, -1
+	return c
+}
+
+// Run registers the nodes, starts the kubelets, the scheduler and the
+// controllers, and returns once ctx ended and all of them stopped. It may
+// be called again (a replica can lose and regain leadership).
+func (m *Machinery) Run(ctx context.Context) error {
+	m.synced.Store(false)
+	m.running.Store(true)
+	defer m.running.Store(false)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	admin, err := kubernetes.NewForConfig(configFor(m.opts.Config, "devplane/workloads"))
+	if err != nil {
+		return err
+	}
+	caps := m.capacity()
+	cidrs, err := nodeCIDRs(m.opts.Nodes, caps.Pods().Value())
+	if err != nil {
+		return err
+	}
+	nodes := make([]*simNode, m.opts.Nodes)
+	for i := range nodes {
+		name := NodeName(i + 1)
+		cfg, err := m.opts.NodeConfig(name)
+		if err != nil {
+			return err
+		}
+		client, err := kubernetes.NewForConfig(configFor(cfg, "kubelet/"+kubeletVersion()+" (devplane simulated)"))
+		if err != nil {
+			return err
+		}
+		nodes[i] = &simNode{name: name, index: i + 1, hostIP: hostIPOf(i + 1), podCIDR: cidrs[i], client: client, ips: newIPPool(cidrs[i])}
+	}
+
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: admin.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	m.mu.Lock()
+	m.nodes = nodes
+	m.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet"})
+	m.mu.Unlock()
+
+	// One factory for the kubelets and the controllers, as in
+	// kube-controller-manager; the scheduler has its own (its pods
+	// informer leaves finished pods out).
+	factory := newLocalFactory(admin, m.opts.Local, 12*time.Hour, "")
+	k, err := newKubelet(m, nodes, factory.Core().V1().Pods().Informer())
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.kubelet = k
+	m.mu.Unlock()
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+
+	for _, n := range nodes {
+		if err := retry(ctx, func() error { return m.registerNode(ctx, n) }); err != nil {
+			return err
+		}
+		if err := retry(ctx, func() error { return m.renewLease(ctx, n) }); err != nil {
+			return err
+		}
+		wg.Go(func() { m.heartbeat(ctx, n) })
+	}
+
+	factory.Start(ctx.Done())
+	var waits []func() bool
+	waits = append(waits, factory.Core().V1().Pods().Informer().HasSynced)
+	wg.Go(func() { k.run(ctx) })
+
+	sched, err := m.startScheduler(ctx, &wg)
+	if err != nil {
+		return fmt.Errorf("starting the scheduler: %w", err)
+	}
+	waits = append(waits, sched...)
+	ctrl, err := m.startControllers(ctx, &wg, admin, factory)
+	if err != nil {
+		return fmt.Errorf("starting the workload controllers: %w", err)
+	}
+	waits = append(waits, ctrl...)
+	if ns := factory.NotServed(); len(ns) > 0 {
+		m.logger.Info("resources not served here: their informers stay empty", "resources", ns)
+	}
+	wg.Go(func() {
+		for _, w := range waits {
+			if !cache.WaitForCacheSync(ctx.Done(), w) {
+				return
+			}
+		}
+		m.synced.Store(true)
+	})
+	wg.Go(func() { m.watchStatus(ctx, factory) })
+	<-ctx.Done()
+	return nil
+}
+
+// retry calls f until it succeeds or ctx ends, backing off a little.
+func retry(ctx context.Context, f func() error) error {
+	delay := 50 * time.Millisecond
+	for {
+		err := f()
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 2*time.Second)
+	}
+}
+
+// watchStatus keeps the dashboard's summary fresh.
+func (m *Machinery) watchStatus(ctx context.Context, factory *localFactory) {
+	pods := factory.Core().V1().Pods().Lister()
+	nodes := factory.Core().V1().Nodes().Lister()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		var st Status
+		if all, err := nodes.List(everything); err == nil {
+			for _, n := range all {
+				st.Nodes++
+				for _, c := range n.Status.Conditions {
+					if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+						st.ReadyNodes++
+					}
+				}
+			}
+		}
+		if all, err := pods.List(everything); err == nil {
+			for _, p := range all {
+				st.Pods++
+				if p.Status.Phase == corev1.PodRunning {
+					st.RunningPods++
+				}
+			}
+		}
+		m.mu.Lock()
+		m.status = st
+		m.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// recordPodWarning records a Warning event on a pod, from its kubelet.
+func (m *Machinery) recordPodWarning(pod *corev1.Pod, reason, message string) {
+	m.mu.Lock()
+	r := m.recorder
+	m.mu.Unlock()
+	if r != nil {
+		r.Event(pod, corev1.EventTypeWarning, reason, message)
+	}
+}
+
+var everything = labels.Everything()
