@@ -233,6 +233,9 @@ func TestBadFlagsGiveOneClearLine(t *testing.T) {
 		{"unwritable data dir", []string{"--data-dir", filepath.Join(file, "sub")}, "is not writable"},
 		{"busy port", []string{"--port", busyPort}, "already in use"},
 		{"bad authorization mode", []string{"--authorization-mode", "ABAC"}, `--authorization-mode "ABAC": use RBAC or AlwaysAllow`},
+		{"negative nodes", []string{"--nodes", "-1"}, "--nodes -1 is out of range"},
+		{"bad node capacity", []string{"--node-capacity", "cpu=lots"}, `--node-capacity "cpu=lots": cpu=lots: not a quantity`},
+		{"pod network too small", []string{"--nodes", "300"}, "do not fit in the pod network"},
 		{"bad compression CIDR", []string{"--disable-compression-for-client-ips", "127.0.0.1"}, `--disable-compression-for-client-ips "127.0.0.1" is not a CIDR`},
 	}
 	for _, tc := range cases {

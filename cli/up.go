@@ -23,6 +23,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/devplane/devplane/apiserver/controlplane"
+	"github.com/devplane/devplane/apiserver/workloads"
 	"github.com/devplane/devplane/cli/dashboard"
 )
 
@@ -224,6 +225,11 @@ func (o *UpOptions) Validate() error {
 		add("--node-capacity %q: %v", o.NodeCapacity, err)
 	} else {
 		o.nodeCapacity = caps
+		if o.Nodes > 0 && o.Nodes <= 1000 {
+			if err := workloads.CheckNodes(o.Nodes, caps); err != nil {
+				add("--nodes %d: %v", o.Nodes, err)
+			}
+		}
 	}
 	if o.LogFormat != "text" && o.LogFormat != "json" {
 		add("--log-format %q: use text or json", o.LogFormat)
@@ -445,19 +451,25 @@ func (o *UpOptions) Run(parent context.Context, stdout *os.File, stderr io.Write
 func watchProgress(ctx context.Context, cp *controlplane.ControlPlane, board *dashboard.Dashboard, sum dashboard.Summary) {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	ready := false
+	ready, settled := false, false
 	for {
 		nowReady := cp.Ready()
 		board.Update(toSnapshot(cp.Status()))
+		// Start-up garbage (bootstrap writes, the caches' first lists) and
+		// start-up code pages (releaseStartupPages) go back to the OS once
+		// ready, and again once the workload machinery, started in the
+		// background, has synced: not over minutes of scavenging, as a
+		// laptop's idle devplane should be small from the start.
 		if !ready && nowReady {
 			ready = true
 			sum.ReadyIn = time.Since(cp.StartedAt()).Round(time.Millisecond)
 			board.Ready(sum)
 			tick.Reset(time.Second)
-			// Start-up garbage (bootstrap writes, the caches' first lists)
-			// goes back to the OS now, not over minutes of scavenging: a
-			// laptop's idle devplane should be small from the start.
-			debug.FreeOSMemory()
+			settled = cp.WorkloadsSynced()
+			releaseStartupMemory()
+		} else if ready && !settled && cp.WorkloadsSynced() {
+			settled = true
+			releaseStartupMemory()
 		}
 		select {
 		case <-ctx.Done():
@@ -465,6 +477,11 @@ func watchProgress(ctx context.Context, cp *controlplane.ControlPlane, board *da
 		case <-tick.C:
 		}
 	}
+}
+
+func releaseStartupMemory() {
+	debug.FreeOSMemory()
+	releaseStartupPages()
 }
 
 func toSnapshot(items []controlplane.Item) dashboard.Snapshot {

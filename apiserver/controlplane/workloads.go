@@ -86,3 +86,13 @@ func (cp *ControlPlane) workloadsItems() []Item {
 	}
 	return []Item{it}
 }
+
+// WorkloadsSynced reports whether the workload machinery (if any) has
+// registered its nodes and synced its informers, or runs on another
+// replica.
+func (cp *ControlPlane) WorkloadsSynced() bool {
+	if cp.workloads == nil || cp.controllers == nil {
+		return true
+	}
+	return !cp.controllers.Leading() || cp.workloads.HasSynced()
+}

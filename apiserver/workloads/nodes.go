@@ -59,6 +59,9 @@ func NodeName(i int) string { return "node-" + strconv.Itoa(i) }
 // nodeCIDRs splits the cluster CIDR into one block per node, each large
 // enough for the node's pod capacity (a /24 for kube's 110 pods).
 func nodeCIDRs(nodes int, maxPods int64) ([]*net.IPNet, error) {
+	if nodes < 1 {
+		return nil, fmt.Errorf("need at least one node")
+	}
 	_, cluster, _ := net.ParseCIDR(clusterCIDR)
 	clusterOnes, _ := cluster.Mask.Size()
 	need := uint64(maxPods) + 3 // network, gateway, broadcast

@@ -19,11 +19,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/devplane/devplane/apiserver/controllers"
@@ -79,11 +79,18 @@ func New(opts Options) (*Machinery, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	caps := (&Machinery{opts: opts}).capacity()
-	if _, err := nodeCIDRs(opts.Nodes, caps.Pods().Value()); err != nil {
+	if err := CheckNodes(opts.Nodes, opts.NodeCapacity); err != nil {
 		return nil, err
 	}
 	return &Machinery{opts: opts, logger: opts.Logger, bootID: string(utilrand.String(8)) + "-" + fmt.Sprint(time.Now().Unix())}, nil
+}
+
+// CheckNodes reports whether n nodes of the given capacity (over the
+// defaults) fit in the pod network.
+func CheckNodes(n int, capacity corev1.ResourceList) error {
+	caps := (&Machinery{opts: Options{NodeCapacity: capacity}}).capacity()
+	_, err := nodeCIDRs(n, caps.Pods().Value())
+	return err
 }
 
 // Name is the machinery's name among the controllers.
@@ -195,12 +202,19 @@ func (m *Machinery) Run(ctx context.Context) error {
 		m.logger.Info("resources not served here: their informers stay empty", "resources", ns)
 	}
 	wg.Go(func() {
-		for _, w := range waits {
-			if !cache.WaitForCacheSync(ctx.Done(), w) {
-				return
+		// Every few milliseconds, not cache.WaitForCacheSync's 100ms: the
+		// machinery is ready within a second of start-up.
+		err := wait.PollUntilContextCancel(ctx, 5*time.Millisecond, true, func(context.Context) (bool, error) {
+			for _, w := range waits {
+				if !w() {
+					return false, nil
+				}
 			}
+			return true, nil
+		})
+		if err == nil {
+			m.synced.Store(true)
 		}
-		m.synced.Store(true)
 	})
 	wg.Go(func() { m.watchStatus(ctx, factory) })
 	<-ctx.Done()
