@@ -13,8 +13,11 @@ package cli_test
 // reference pair runs no namespace controller).
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -27,7 +30,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -149,6 +151,15 @@ func BenchmarkServedScaleWatchers(b *testing.B) {
 	const rate, duration = 500, 10 * time.Second
 	for range b.N {
 		var results []*loadFigures
+		if path := os.Getenv("DEVPLANE_BENCH_KUBECONFIG"); path != "" {
+			// A devplane started by hand, e.g. to profile it under this load.
+			cfg, err := clientcmd.BuildConfigFromFlags("", path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			printFigures([]*loadFigures{watchFanout(b, "devplane", cfg, watchers, rate, duration)})
+			continue
+		}
 		dir := filepath.Join(b.TempDir(), "data")
 		startReady(b, dir, func(int) {
 			results = append(results, watchFanout(b, "devplane", devplaneConfig(b, dir), watchers, rate, duration))
@@ -179,40 +190,58 @@ func watchFanout(b *testing.B, server string, cfg *rest.Config, watchers, rate i
 	var lat []time.Duration
 	var dropped, complete atomic.Int64
 	var wg sync.WaitGroup
+	// The watchers read the raw JSON stream and pick out the name: decoding
+	// a thousand copies of every event in this process would make the
+	// client, not the server, what is measured.
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	watchURL := strings.TrimSuffix(cfg.Host, "/") + "/api/v1/namespaces/" + ns + "/configmaps?watch=1&allowWatchBookmarks=false"
+	marker := []byte(`"name":"e-`)
 	for w := 0; w < watchers; w++ {
-		wi, err := cs.CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{})
-		if err != nil {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, watchURL, nil)
+		req.Header.Set("Accept", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil || resp.StatusCode != http.StatusOK {
 			b.Fatalf("watcher %d: %v", w, err)
 		}
 		wg.Go(func() {
-			defer wi.Stop()
+			defer resp.Body.Close()
 			seen := 0
 			local := make([]time.Duration, 0, total)
-			for seen < total {
-				ev, ok := <-wi.ResultChan()
-				if !ok || ev.Type == watch.Error {
-					dropped.Add(1)
-					break
-				}
-				cm, ok := ev.Object.(*corev1.ConfigMap)
-				if !ok || ev.Type != watch.Added || !strings.HasPrefix(cm.Name, "e-") {
+			sc := bufio.NewScanner(resp.Body)
+			sc.Buffer(make([]byte, 64<<10), 1<<20)
+			for seen < total && sc.Scan() {
+				line := sc.Bytes()
+				at := bytes.Index(line, marker)
+				if at < 0 || !bytes.HasPrefix(line, []byte(`{"type":"ADDED"`)) {
 					continue
 				}
-				i, _ := strconv.Atoi(strings.TrimPrefix(cm.Name, "e-"))
-				if i >= 0 && i < total {
+				digits := line[at+len(marker):]
+				end := bytes.IndexByte(digits, '"')
+				i, err := strconv.Atoi(string(digits[:max(end, 0)]))
+				if err == nil && i >= 0 && i < total {
 					local = append(local, time.Duration(time.Now().UnixNano()-sent[i].Load()))
+					seen++
 				}
-				seen++
 			}
 			if seen == total {
 				complete.Add(1)
+			} else {
+				dropped.Add(1)
 			}
 			mu.Lock()
 			lat = append(lat, local...)
 			mu.Unlock()
 		})
 	}
-	// Writes at a fixed rate from a few workers.
+	// Writes at a fixed rate from a few workers, on connections of their
+	// own: behind a thousand watch streams they would wait their turn in
+	// HTTP/2's write scheduling and the rate would be the client's.
+	wc := rest.CopyConfig(cfg)
+	wc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return rt } // not shared from client-go's cache
+	writer := clientsetFor(b, wc)
 	tick := time.NewTicker(time.Second / time.Duration(rate))
 	var writers sync.WaitGroup
 	jobs := make(chan int, rate)
@@ -220,7 +249,7 @@ func watchFanout(b *testing.B, server string, cfg *rest.Config, watchers, rate i
 		writers.Go(func() {
 			for i := range jobs {
 				sent[i].Store(time.Now().UnixNano())
-				if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "e-" + strconv.Itoa(i)}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				if _, err := writer.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "e-" + strconv.Itoa(i)}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 					b.Errorf("create: %v", err)
 					return
 				}

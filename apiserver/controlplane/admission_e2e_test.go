@@ -477,7 +477,9 @@ func TestAdmissionWebhooks(t *testing.T) {
 		createUntil(t, "dry run reaching both webhooks", func() error {
 			_, err := cs.CoreV1().ConfigMaps("dryrun").Create(ctx, configMap("c", nil), dry)
 			return err
-		}, func(err error) bool { return err == nil && ws.count("/allow") > allowBefore && ws.count("/allow-some") > someBefore })
+		}, func(err error) bool {
+			return err == nil && ws.count("/allow") > allowBefore && ws.count("/allow-some") > someBefore
+		})
 		for _, p := range []string{"/allow", "/allow-some"} {
 			if v, _ := ws.dryRuns.Load(p); v != true {
 				t.Errorf("%s: request.dryRun = %v, want true", p, v)

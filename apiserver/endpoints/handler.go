@@ -55,6 +55,7 @@ type handler struct {
 	jsonInfo   runtime.SerializerInfo
 	mediaTypes []string
 	discovery  *DiscoveryHandler
+	events     encodedEvents // recent watch events, encoded once for all watchers
 }
 
 // NewAPIHandler serves the resources of reg under /api and /apis, and
