@@ -75,9 +75,9 @@ func upOnce(b *testing.B, dir string, sampleRSS bool) (time.Duration, residentMB
 
 // startReady starts devplane on dir, waits for /readyz, runs then (with the
 // server's pid) and stops the server. It returns the time to ready.
-func startReady(b *testing.B, dir string, then func(pid int)) time.Duration {
+func startReady(b *testing.B, dir string, then func(pid int), extraArgs ...string) time.Duration {
 	b.Helper()
-	cmd := exec.Command(devplaneBin, "up", "--data-dir", dir, "--port", "0", "--merge-kubeconfig=false")
+	cmd := exec.Command(devplaneBin, append([]string{"up", "--data-dir", dir, "--port", "0", "--merge-kubeconfig=false"}, extraArgs...)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
@@ -161,6 +161,26 @@ func (r residentMB) report(b *testing.B, prefix string) {
 	b.ReportMetric(r.total, prefix+"RSS-MB")
 	b.ReportMetric(r.anon, prefix+"anon-MB")
 	b.ReportMetric(r.file, prefix+"file-MB")
+}
+
+// BenchmarkIdleRSS reports the served binary's resident memory 5s after
+// /readyz, with the workload machinery off (--nodes 0) and on (1 node,
+// the default): nodes, kubelet, scheduler and controllers idle. Target:
+// ≤ 90 MB with 1 node.
+func BenchmarkIdleRSS(b *testing.B) {
+	for _, nodes := range []string{"0", "1"} {
+		b.Run("nodes-"+nodes, func(b *testing.B) {
+			var rss residentMB
+			for range b.N {
+				dir := filepath.Join(b.TempDir(), "data")
+				startReady(b, dir, func(pid int) {
+					time.Sleep(5 * time.Second)
+					rss = rssMB(pid)
+				}, "--nodes", nodes)
+			}
+			rss.report(b, "idle-")
+		})
+	}
 }
 
 // BenchmarkRSSAfter4000ConfigMaps reports the devplane process's resident

@@ -132,6 +132,16 @@ func TestWorkloadsOffByDefault(t *testing.T) {
 }
 
 // pod is a pod bound to node-1 directly (no scheduler involved).
+// mustKubectlStdin runs kubectl with stdin and fails unless it exits 0.
+func (s *started) mustKubectlStdin(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	r := s.kubectl(t, nil, stdin, args...)
+	if r.Code != 0 {
+		t.Fatalf("kubectl %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
+	}
+	return r.Stdout
+}
+
 func boundPod(name string, mutate func(*corev1.Pod)) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -264,3 +274,4 @@ func TestWorkloadsKubeletRunsBoundPods(t *testing.T) {
 }
 
 func intstrFromInt(i int) intstr.IntOrString { return intstr.FromInt32(int32(i)) }
+

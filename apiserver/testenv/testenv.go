@@ -195,10 +195,13 @@ func StartT(t testing.TB, opts Options) *Instance {
 	return inst
 }
 
+// waitReady waits for /readyz and, with workloads, for the nodes to be
+// registered and the machinery synced: they are part of the baseline
+// Reset returns to, and a test's first Deployment is not kept waiting.
 func (i *Instance) waitReady(ctx context.Context) error {
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
-	for !i.cp.Ready() {
+	for !i.cp.Ready() || !i.cp.WorkloadsSynced() {
 		select {
 		case err := <-i.done:
 			i.done <- err // Stop reads it again

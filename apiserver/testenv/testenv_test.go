@@ -549,3 +549,59 @@ func BenchmarkReset500Objects(b *testing.B) {
 		}
 	}
 }
+
+// With Workloads, pods run on simulated nodes; Reset keeps the nodes.
+func TestWorkloadsOption(t *testing.T) {
+	env := testenv.StartT(t, testenv.Options{Workloads: true, Nodes: 2})
+	cs := clientFor(t, env.Config())
+	ctx := t.Context()
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) != 2 {
+		t.Fatalf("%d nodes right after Start, want 2", len(nodes.Items))
+	}
+	run := func(name string) {
+		t.Helper()
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PodSpec{NodeName: nodes.Items[0].Name, Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}
+		if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			p, err := cs.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+			if err == nil && p.Status.Phase == corev1.PodRunning {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("pod %s not Running after 30s (%v)", name, err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	run("before-reset")
+	if err := env.Reset(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Pods("default").Get(ctx, "before-reset", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("pod after Reset: %v, want NotFound", err)
+	}
+	if nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err != nil || len(nodes.Items) != 2 {
+		t.Fatalf("nodes after Reset: %v (%v)", nodes, err)
+	}
+	run("after-reset")
+}
+
+// Without Workloads (the default, as envtest) no node registers.
+func TestWorkloadsOffByDefaultInTestenv(t *testing.T) {
+	env := testenv.StartT(t, testenv.Options{})
+	nodes, err := clientFor(t, env.Config()).CoreV1().Nodes().List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) != 0 {
+		t.Errorf("%d nodes without Workloads", len(nodes.Items))
+	}
+}

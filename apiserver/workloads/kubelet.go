@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
@@ -64,6 +65,9 @@ type kubelet struct {
 	pods    cache.SharedIndexInformer
 	queue   workqueue.TypedRateLimitingInterface[string]
 	workers int
+	// handlerSynced: every pod of the initial list has been seen, so the
+	// addresses pods already have are reserved before any is handed out.
+	handlerSynced func() bool
 
 	mu sync.Mutex
 	// started remembers, to the nanosecond, when each container started
@@ -85,11 +89,12 @@ func newKubelet(m *Machinery, nodes []*simNode, pods cache.SharedIndexInformer) 
 	for _, n := range nodes {
 		k.nodes[n.name] = n
 	}
-	_, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	reg, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    k.enqueue,
 		UpdateFunc: func(_, obj any) { k.enqueue(obj) },
 		DeleteFunc: k.forget,
 	})
+	k.handlerSynced = func() bool { return reg != nil && reg.HasSynced() }
 	return k, err
 }
 
@@ -135,6 +140,12 @@ func (k *kubelet) forget(obj any) {
 }
 
 func (k *kubelet) run(ctx context.Context) {
+	if err := wait.PollUntilContextCancel(ctx, 5*time.Millisecond, true, func(context.Context) (bool, error) {
+		return k.handlerSynced(), nil
+	}); err != nil {
+		k.queue.ShutDown()
+		return
+	}
 	var wg sync.WaitGroup
 	for range k.workers {
 		wg.Go(func() {
