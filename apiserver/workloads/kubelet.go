@@ -200,7 +200,8 @@ func (k *kubelet) sync(ctx context.Context, key string) (time.Duration, error) {
 		node.ips.release(string(pod.UID))
 		return 0, nil
 	}
-	status, next, err := k.desiredStatus(node, pod, now)
+	var events []podEvent
+	status, next, err := k.desiredStatus(node, pod, now, &events)
 	if err != nil {
 		return 0, err
 	}
@@ -210,6 +211,7 @@ func (k *kubelet) sync(ctx context.Context, key string) (time.Duration, error) {
 		if _, err := node.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil {
 			return 0, err
 		}
+		node.emit(pod, events)
 	}
 	if next.IsZero() {
 		return 0, nil
@@ -234,6 +236,13 @@ func (k *kubelet) terminate(ctx context.Context, node *simNode, pod *corev1.Pod,
 	}
 	if isTerminal(pod) || pod.Status.StartTime == nil {
 		wait = 0 // nothing runs
+	}
+	if !ok && wait > 0 {
+		var events []podEvent
+		for i, c := range pod.Spec.Containers {
+			events = append(events, podEvent{path: containerPath(i), reason: "Killing", message: "Stopping container " + c.Name})
+		}
+		node.emit(pod, events)
 	}
 	if left := seen.Add(wait).Sub(now); left > 0 {
 		return left, nil
@@ -288,7 +297,7 @@ func timingOf(pod *corev1.Pod) (podTiming, error) {
 }
 
 // desiredStatus is the pod's status at now, and when it next changes.
-func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time) (*corev1.PodStatus, time.Time, error) {
+func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, events *[]podEvent) (*corev1.PodStatus, time.Time, error) {
 	st := pod.Status.DeepCopy()
 	var next time.Time
 	soon := func(t time.Time) {
@@ -298,7 +307,7 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time) (
 	}
 	timing, err := timingOf(pod)
 	if err != nil {
-		k.m.recordPodWarning(pod, "FailedCreatePodSandBox", err.Error())
+		*events = append(*events, podEvent{warning: true, reason: "FailedCreatePodSandBox", message: err.Error()})
 		timing, _ = timingOf(&corev1.Pod{Spec: pod.Spec}) // run with the defaults
 	}
 	nowT := metav1.NewTime(now)
@@ -339,13 +348,13 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time) (
 		switch {
 		case sidecar:
 			if cs.State.Running == nil {
-				k.start(pod, &cs, now)
+				k.start(pod, &cs, now, initPath(i), events)
 			}
 			started := k.startedAt(pod, &cs)
 			cs.Ready = readyAt(c, started, now, soon)
 		case cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0:
 		case cs.State.Running == nil:
-			k.start(pod, &cs, now)
+			k.start(pod, &cs, now, initPath(i), events)
 			initDone = false
 			soon(now.Add(initContainerRunTime))
 		default:
@@ -373,7 +382,7 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time) (
 		if !initDone {
 			cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}
 		} else {
-			k.stepContainer(pod, c, &cs, timing, now, soon)
+			k.stepContainer(pod, c, &cs, timing, now, soon, containerPath(i), events)
 		}
 		switch {
 		case cs.State.Running != nil:
@@ -446,7 +455,7 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time) (
 
 // stepContainer moves one container on: start (after start-after), run,
 // exit when the timing says, restart with back-off per restartPolicy.
-func (k *kubelet) stepContainer(pod *corev1.Pod, c *corev1.Container, cs *corev1.ContainerStatus, t podTiming, now time.Time, soon func(time.Time)) {
+func (k *kubelet) stepContainer(pod *corev1.Pod, c *corev1.Container, cs *corev1.ContainerStatus, t podTiming, now time.Time, soon func(time.Time), path string, events *[]podEvent) {
 	restart := func(code int32) bool {
 		switch pod.Spec.RestartPolicy {
 		case corev1.RestartPolicyNever:
@@ -469,7 +478,7 @@ func (k *kubelet) stepContainer(pod *corev1.Pod, c *corev1.Container, cs *corev1
 			return
 		}
 		cs.RestartCount++
-		k.start(pod, cs, now)
+		k.start(pod, cs, now, path, events)
 	case cs.State.Running == nil:
 		created := pod.Status.StartTime
 		if t.startAfter > 0 && created != nil {
@@ -479,7 +488,7 @@ func (k *kubelet) stepContainer(pod *corev1.Pod, c *corev1.Container, cs *corev1
 				return
 			}
 		}
-		k.start(pod, cs, now)
+		k.start(pod, cs, now, path, events)
 	}
 	if cs.State.Running != nil && t.exits {
 		started := k.startedAt(pod, cs)
@@ -491,12 +500,14 @@ func (k *kubelet) stepContainer(pod *corev1.Pod, c *corev1.Container, cs *corev1
 				cs.LastTerminationState = cs.State
 				if cs.RestartCount == 0 { // the first restart is immediate
 					cs.RestartCount++
-					k.start(pod, cs, now)
+					k.start(pod, cs, now, path, events)
 					soon(now.Add(t.runTime))
 				} else {
 					cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
 						Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", backOff(cs.RestartCount), c.Name, pod.Name, pod.Namespace, pod.UID)}}
 					soon(now.Add(backOff(cs.RestartCount)))
+					*events = append(*events, podEvent{warning: true, path: path, reason: "BackOff",
+						message: fmt.Sprintf("Back-off restarting failed container %s in pod %s_%s(%s)", c.Name, pod.Name, pod.Namespace, pod.UID)})
 				}
 			}
 		}
@@ -536,8 +547,13 @@ func probePassed(p *corev1.Probe, started, now time.Time, soon func(time.Time)) 
 	return true
 }
 
-// start puts a container in Running with a new container ID.
-func (k *kubelet) start(pod *corev1.Pod, cs *corev1.ContainerStatus, now time.Time) {
+// start puts a container in Running with a new container ID, with the
+// kubelet's events for it.
+func (k *kubelet) start(pod *corev1.Pod, cs *corev1.ContainerStatus, now time.Time, path string, events *[]podEvent) {
+	*events = append(*events,
+		podEvent{path: path, reason: "Pulled", message: fmt.Sprintf("Container image %q already present on machine", cs.Image)},
+		podEvent{path: path, reason: "Created", message: "Created container: " + cs.Name},
+		podEvent{path: path, reason: "Started", message: "Started container " + cs.Name})
 	cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(now)}}
 	cs.ContainerID = simulatedContainerProto + "://" + randomHex(32)
 	k.mu.Lock()
@@ -719,4 +735,31 @@ func podStatusString(s *corev1.PodStatus) string {
 		trunc(c.StartTime)
 	}
 	return c.String()
+}
+
+// podEvent is an event the kubelet records about a pod once the status
+// it goes with is written.
+type podEvent struct {
+	warning         bool
+	path            string // the container's field path
+	reason, message string
+}
+
+func initPath(i int) string      { return fmt.Sprintf("spec.initContainers[%d]", i) }
+func containerPath(i int) string { return fmt.Sprintf("spec.containers[%d]", i) }
+
+// emit records events as this node's kubelet.
+func (n *simNode) emit(pod *corev1.Pod, events []podEvent) {
+	if n.recorder == nil {
+		return
+	}
+	for _, e := range events {
+		ref := &corev1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,
+			APIVersion: "v1", ResourceVersion: pod.ResourceVersion, FieldPath: e.path}
+		typ := corev1.EventTypeNormal
+		if e.warning {
+			typ = corev1.EventTypeWarning
+		}
+		n.recorder.Event(ref, typ, e.reason, e.message)
+	}
 }

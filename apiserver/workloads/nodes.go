@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
 	"github.com/devplane/devplane/apiserver/version"
@@ -41,12 +42,13 @@ const (
 // simNode is one simulated node: its name, addresses, pod CIDR and the
 // client that acts as its kubelet.
 type simNode struct {
-	name    string
-	index   int // 1-based
-	hostIP  net.IP
-	podCIDR *net.IPNet
-	client  kubernetes.Interface
-	ips     *ipPool
+	name     string
+	index    int // 1-based
+	hostIP   net.IP
+	podCIDR  *net.IPNet
+	client   kubernetes.Interface
+	ips      *ipPool
+	recorder record.EventRecorder
 
 	mu   sync.Mutex
 	uid  string // the Node's UID, for the Lease's owner reference

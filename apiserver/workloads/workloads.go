@@ -57,11 +57,10 @@ type Machinery struct {
 	synced  atomic.Bool
 	running atomic.Bool
 
-	mu       sync.Mutex
-	nodes    []*simNode
-	kubelet  *kubelet
-	recorder record.EventRecorder
-	status   Status
+	mu      sync.Mutex
+	nodes   []*simNode
+	kubelet *kubelet
+	status  Status
 }
 
 // Status is what the dashboard shows.
@@ -152,9 +151,11 @@ func (m *Machinery) Run(ctx context.Context) error {
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: admin.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
+	for _, n := range nodes {
+		n.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: n.name})
+	}
 	m.mu.Lock()
 	m.nodes = nodes
-	m.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet"})
 	m.mu.Unlock()
 
 	// One factory for the kubelets and the controllers, as in
@@ -272,16 +273,6 @@ func (m *Machinery) watchStatus(ctx context.Context, factory *localFactory) {
 			return
 		case <-tick.C:
 		}
-	}
-}
-
-// recordPodWarning records a Warning event on a pod, from its kubelet.
-func (m *Machinery) recordPodWarning(pod *corev1.Pod, reason, message string) {
-	m.mu.Lock()
-	r := m.recorder
-	m.mu.Unlock()
-	if r != nil {
-		r.Event(pod, corev1.EventTypeWarning, reason, message)
 	}
 }
 
