@@ -72,6 +72,7 @@ func (cp *ControlPlane) installCoreAPI() error {
 		reg.Add(res)
 	}
 	cp.CoreRegistry = reg
+	cp.installBinding()
 	cp.installAdmission()
 	cp.Core.SetAPIHandler(func(next http.Handler) http.Handler {
 		return endpoints.NewAPIHandler(reg, endpoints.Options{

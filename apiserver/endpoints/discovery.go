@@ -289,7 +289,8 @@ func resourceList(gv schema.GroupVersion, resources []*registry.Resource) *metav
 			kind := subresourceKind(res, sub)
 			r := metav1.APIResource{Name: res.GVR.Resource + "/" + sub, Namespaced: res.Namespaced,
 				Kind: kind.Kind, Verbs: subVerbs(res, sub)}
-			if sub == "scale" || res.CreateSubresources[sub] != nil {
+			// Named only when not the resource's own, as kube does.
+			if kind.GroupVersion() != res.GVR.GroupVersion() {
 				r.Group, r.Version = kind.Group, kind.Version
 			}
 			list.APIResources = append(list.APIResources, r)
