@@ -339,7 +339,11 @@ func TestReconcile(t *testing.T) {
 		wantedR := BootstrapRoles()[0]
 		existing := wantedR.DeepCopy()
 		existing.Rules = nil
-		if got, update := ReconcileRole(existing, wantedR); !update || len(got.Rules) != len(breakdownRule(wantedR.Rules[0])) {
+		var want int
+		for _, r := range wantedR.Rules {
+			want += len(breakdownRule(r))
+		}
+		if got, update := ReconcileRole(existing, wantedR); !update || len(got.Rules) != want {
 			t.Errorf("role: %v %+v", update, got.Rules)
 		}
 		wantedRB := BootstrapRoleBindings()[0]
