@@ -43,6 +43,10 @@ func releaseStartupPages() {
 		if err1 != nil || err2 != nil || end <= start {
 			continue
 		}
+		// Mapped from here on in small pages, not the 2 MB huge pages the
+		// kernel maps a large page-cache folio with: a code path run again
+		// brings back a few pages, not 2 MB around them.
+		_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, uintptr(start), uintptr(end-start), syscall.MADV_NOHUGEPAGE)
 		_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, uintptr(start), uintptr(end-start), syscall.MADV_DONTNEED)
 	}
 }

@@ -3,7 +3,6 @@ package workloads
 import (
 	"context"
 	"sync"
-	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
@@ -34,6 +33,9 @@ func (m *Machinery) startScheduler(ctx context.Context, wg *sync.WaitGroup) ([]f
 	}
 	broadcaster.StartRecordingToSink(ctx.Done())
 	factory.Start(ctx.Done())
+	if ns := factory.NotServed(); len(ns) > 0 {
+		m.logger.Info("the scheduler reads resources this server does not serve: their informers stay empty", "resources", ns)
+	}
 	synced := make(chan struct{})
 	wg.Go(func() {
 		defer broadcaster.Shutdown()
@@ -44,7 +46,6 @@ func (m *Machinery) startScheduler(ctx context.Context, wg *sync.WaitGroup) ([]f
 		close(synced)
 		sched.Run(ctx)
 	})
-	_ = time.Second
 	return []func() bool{func() bool {
 		select {
 		case <-synced:
