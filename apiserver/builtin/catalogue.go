@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -280,6 +281,39 @@ func specs() []spec {
 		// is the REST layer's choice.
 		{gv: certificatesV1, resource: "certificatesigningrequests", shortNames: []string{"csr"}, hasStatus: true,
 			newObj: func() runtime.Object { return &certificatesv1.CertificateSigningRequest{} }, newList: func() runtime.Object { return &certificatesv1.CertificateSigningRequestList{} }},
+
+		// resource.k8s.io/v1: Dynamic Resource Allocation.
+		{gv: resourcev1.SchemeGroupVersion, resource: "deviceclasses",
+			newObj: func() runtime.Object { return &resourcev1.DeviceClass{} }, newList: func() runtime.Object { return &resourcev1.DeviceClassList{} }},
+		{gv: resourcev1.SchemeGroupVersion, resource: "resourceclaims", namespaced: true, hasStatus: true,
+			newObj: func() runtime.Object { return &resourcev1.ResourceClaim{} }, newList: func() runtime.Object { return &resourcev1.ResourceClaimList{} }},
+		{gv: resourcev1.SchemeGroupVersion, resource: "resourceclaimtemplates", namespaced: true,
+			newObj: func() runtime.Object { return &resourcev1.ResourceClaimTemplate{} }, newList: func() runtime.Object { return &resourcev1.ResourceClaimTemplateList{} }},
+		{gv: resourcev1.SchemeGroupVersion, resource: "resourceslices",
+			newObj: func() runtime.Object { return &resourcev1.ResourceSlice{} }, newList: func() runtime.Object { return &resourcev1.ResourceSliceList{} }},
+
+		{gv: storageV1, resource: "csistoragecapacities", namespaced: true,
+			newObj: func() runtime.Object { return &storagev1.CSIStorageCapacity{} }, newList: func() runtime.Object { return &storagev1.CSIStorageCapacityList{} }},
+		{gv: storageV1, resource: "volumeattributesclasses", shortNames: []string{"vac"},
+			newObj: func() runtime.Object { return &storagev1.VolumeAttributesClass{} }, newList: func() runtime.Object { return &storagev1.VolumeAttributesClassList{} }},
+
+		{gv: flowcontrolv1.SchemeGroupVersion, resource: "flowschemas", hasStatus: true,
+			newObj: func() runtime.Object { return &flowcontrolv1.FlowSchema{} }, newList: func() runtime.Object { return &flowcontrolv1.FlowSchemaList{} }},
+		{gv: flowcontrolv1.SchemeGroupVersion, resource: "prioritylevelconfigurations", hasStatus: true,
+			newObj:  func() runtime.Object { return &flowcontrolv1.PriorityLevelConfiguration{} },
+			newList: func() runtime.Object { return &flowcontrolv1.PriorityLevelConfigurationList{} }},
+
+		{gv: networkingV1, resource: "ipaddresses", shortNames: []string{"ip"},
+			newObj: func() runtime.Object { return &networkingv1.IPAddress{} }, newList: func() runtime.Object { return &networkingv1.IPAddressList{} }},
+		{gv: networkingV1, resource: "servicecidrs", hasStatus: true,
+			newObj: func() runtime.Object { return &networkingv1.ServiceCIDR{} }, newList: func() runtime.Object { return &networkingv1.ServiceCIDRList{} }},
+
+		{gv: admissionRegV1, resource: "mutatingadmissionpolicies", categories: categoryAPIExts,
+			newObj:  func() runtime.Object { return &admissionregistrationv1.MutatingAdmissionPolicy{} },
+			newList: func() runtime.Object { return &admissionregistrationv1.MutatingAdmissionPolicyList{} }},
+		{gv: admissionRegV1, resource: "mutatingadmissionpolicybindings", categories: categoryAPIExts,
+			newObj:  func() runtime.Object { return &admissionregistrationv1.MutatingAdmissionPolicyBinding{} },
+			newList: func() runtime.Object { return &admissionregistrationv1.MutatingAdmissionPolicyBindingList{} }},
 
 		// Served by default since kube 1.37.
 		{gv: certificatesV1, resource: "clustertrustbundles",

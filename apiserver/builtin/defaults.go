@@ -11,6 +11,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -60,6 +61,12 @@ func defaultObject(obj runtime.Object) {
 		if o.Status.Allocatable == nil && o.Status.Capacity != nil {
 			o.Status.Allocatable = o.Status.Capacity.DeepCopy()
 		}
+	case *flowcontrolv1.FlowSchema:
+		defaultFlowSchema(o)
+	case *flowcontrolv1.PriorityLevelConfiguration:
+		defaultPriorityLevel(o)
+	case *admissionregistrationv1.MutatingAdmissionPolicy:
+		defaultMutatingAdmissionPolicy(o)
 	case *certificatesv1.PodCertificateRequest:
 		defaultPodCertificateRequest(o)
 	case *resourcev1.DeviceTaintRule:

@@ -12,6 +12,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -66,6 +67,12 @@ func objectFields(obj runtime.Object) fields.Set {
 		return fields.Set{"status.successful": strconv.Itoa(int(o.Status.Succeeded))}
 	case *certificatesv1.CertificateSigningRequest:
 		return fields.Set{"spec.signerName": o.Spec.SignerName}
+	case *resourcev1.ResourceSlice:
+		node := ""
+		if o.Spec.NodeName != nil {
+			node = *o.Spec.NodeName
+		}
+		return fields.Set{"spec.nodeName": node, "spec.driver": o.Spec.Driver}
 	case *certificatesv1.ClusterTrustBundle:
 		return fields.Set{"spec.signerName": o.Spec.SignerName}
 	case *certificatesv1.PodCertificateRequest:

@@ -12,10 +12,12 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -40,6 +42,9 @@ func nameRuleFor(k Kind) apivalidation.ValidateNameFunc {
 		// kube requires service names to start with a letter (DNS-1035),
 		// since they become environment variable names.
 		return apivalidation.NameIsDNS1035Label
+	case k.GroupVersion.Group == networkingv1.GroupName && k.Resource == "ipaddresses":
+		// An IP is its own name; validateIPAddress says what is wrong with it.
+		return func(string, bool) []string { return nil }
 	case k.GroupVersion.Group == rbacv1.GroupName,
 		// Named after their signer ("example.com:signer:x"); the prefix rule
 		// is checked with the content.
@@ -132,6 +137,24 @@ func validateContent(obj runtime.Object) field.ErrorList {
 		return validateBinding(o.RoleRef, o.Subjects, true)
 	case *rbacv1.ClusterRoleBinding:
 		return validateBinding(o.RoleRef, o.Subjects, false)
+	case *resourcev1.ResourceSlice:
+		return validateResourceSlice(o)
+	case *storagev1.VolumeAttributesClass:
+		return validateVolumeAttributesClass(o)
+	case *storagev1.CSIStorageCapacity:
+		return validateCSIStorageCapacity(o)
+	case *flowcontrolv1.FlowSchema:
+		return validateFlowSchema(o)
+	case *flowcontrolv1.PriorityLevelConfiguration:
+		return validatePriorityLevel(o)
+	case *networkingv1.IPAddress:
+		return validateIPAddress(o)
+	case *networkingv1.ServiceCIDR:
+		return validateServiceCIDR(o)
+	case *admissionregistrationv1.MutatingAdmissionPolicy:
+		return validateMutatingAdmissionPolicy(o)
+	case *admissionregistrationv1.MutatingAdmissionPolicyBinding:
+		return validateMutatingAdmissionPolicyBinding(o)
 	case *certificatesv1.ClusterTrustBundle:
 		return validateClusterTrustBundle(o)
 	case *certificatesv1.PodCertificateRequest:
@@ -188,6 +211,16 @@ func validateImmutable(obj, old runtime.Object) field.ErrorList {
 		// kube lets suspended jobs change some scheduling fields; devplane
 		// keeps the whole template immutable.
 		return append(errs, apivalidation.ValidateImmutableField(o.Spec.Template, prev.Spec.Template, specPath.Child("template"))...)
+	case *resourcev1.ResourceSlice:
+		return validateResourceSliceUpdate(o, old.(*resourcev1.ResourceSlice))
+	case *resourcev1.ResourceClaim:
+		return validateResourceClaimUpdate(o, old.(*resourcev1.ResourceClaim))
+	case *storagev1.VolumeAttributesClass:
+		return validateVolumeAttributesClassUpdate(o, old.(*storagev1.VolumeAttributesClass))
+	case *networkingv1.IPAddress:
+		return validateIPAddressUpdate(o, old.(*networkingv1.IPAddress))
+	case *networkingv1.ServiceCIDR:
+		return validateServiceCIDRUpdate(o, old.(*networkingv1.ServiceCIDR))
 	case *certificatesv1.ClusterTrustBundle:
 		return validateClusterTrustBundleUpdate(o, old.(*certificatesv1.ClusterTrustBundle))
 	case *certificatesv1.PodCertificateRequest:

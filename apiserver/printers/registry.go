@@ -59,6 +59,18 @@ var registry = map[schema.GroupResource]TableConvertor{
 
 	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}: newConvertor(certificateSigningRequestColumns, cellsOf(certificateSigningRequestCells)),
 
+	{Group: "resource.k8s.io", Resource: "deviceclasses"}:                                newConvertor(nameAgeColumns, cellsOf(deviceClassCells)),
+	{Group: "resource.k8s.io", Resource: "resourceclaims"}:                               newConvertor(resourceClaimColumns, cellsOf(resourceClaimCells)),
+	{Group: "resource.k8s.io", Resource: "resourceclaimtemplates"}:                       newConvertor(nameAgeColumns, cellsOf(resourceClaimTemplateCells)),
+	{Group: "resource.k8s.io", Resource: "resourceslices"}:                               newConvertor(resourceSliceColumns, cellsOf(resourceSliceCells)),
+	{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}:                       newConvertor(volumeAttributesClassColumns, cellsOf(volumeAttributesClassCells)),
+	{Group: "flowcontrol.apiserver.k8s.io", Resource: "flowschemas"}:                     newConvertor(flowSchemaColumns, cellsOf(flowSchemaCells)),
+	{Group: "flowcontrol.apiserver.k8s.io", Resource: "prioritylevelconfigurations"}:     newConvertor(priorityLevelColumns, cellsOf(priorityLevelCells)),
+	{Group: "networking.k8s.io", Resource: "ipaddresses"}:                                newConvertor(ipAddressColumns, cellsOf(ipAddressCells)),
+	{Group: "networking.k8s.io", Resource: "servicecidrs"}:                               newConvertor(serviceCIDRColumns, cellsOf(serviceCIDRCells)),
+	{Group: "admissionregistration.k8s.io", Resource: "mutatingadmissionpolicies"}:       newConvertor(mutatingPolicyColumns, cellsOf(mutatingPolicyCells)),
+	{Group: "admissionregistration.k8s.io", Resource: "mutatingadmissionpolicybindings"}: newConvertor(mutatingPolicyBindingColumns, cellsOf(mutatingPolicyBindingCells)),
+
 	// Served by default since kube 1.37.
 	{Group: "certificates.k8s.io", Resource: "clustertrustbundles"}:          newConvertor(clusterTrustBundleColumns, cellsOf(clusterTrustBundleCells)),
 	{Group: "certificates.k8s.io", Resource: "podcertificaterequests"}:       newConvertor(podCertificateRequestColumns, cellsOf(podCertificateRequestCells)),
