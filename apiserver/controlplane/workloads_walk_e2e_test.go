@@ -314,3 +314,63 @@ spec:
 		t.Errorf("%d pods on nodes %v, want one Running on each of 3", len(pods.Items), nodes)
 	}
 }
+
+// TestWorkloadsSchedulingSpreadsAndTaints: kube's scheduler spreads by
+// topology (tainted nodes out of the count: nodeTaintsPolicy Honor) and
+// keeps pods off tainted nodes unless they tolerate it.
+func TestWorkloadsSchedulingSpreadsAndTaints(t *testing.T) {
+	s, cs := startWorkloads(t, 3)
+	ctx := context.Background()
+	// node-3 is tainted: only tolerating pods go there.
+	node, err := cs.CoreV1().Nodes().Get(ctx, workloads.NodeName(3), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "db", Effect: corev1.TaintEffectNoSchedule}}
+	if _, err := cs.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.mustKubectlStdin(t, `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: spread}
+spec:
+  replicas: 4
+  selector: {matchLabels: {app: spread}}
+  template:
+    metadata: {labels: {app: spread}}
+    spec:
+      topologySpreadConstraints:
+      - {maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule, nodeTaintsPolicy: Honor, labelSelector: {matchLabels: {app: spread}}}
+      containers: [{name: web, image: nginx}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: tolerant}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: tolerant}}
+  template:
+    metadata: {labels: {app: tolerant}}
+    spec:
+      nodeSelector: {kubernetes.io/hostname: node-3}
+      tolerations: [{key: dedicated, operator: Equal, value: db, effect: NoSchedule}]
+      containers: [{name: db, image: postgres}]
+`, "apply", "-f", "-")
+	s.mustKubectl(t, "rollout", "status", "deployment/spread", "--timeout=60s")
+	s.mustKubectl(t, "rollout", "status", "deployment/tolerant", "--timeout=60s")
+	perNode := map[string]int{}
+	pods, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=spread"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		perNode[p.Spec.NodeName]++
+	}
+	if perNode[workloads.NodeName(3)] != 0 || perNode[workloads.NodeName(1)] != 2 || perNode[workloads.NodeName(2)] != 2 {
+		t.Errorf("spread pods per node %v: want 2 on node-1, 2 on node-2, none on tainted node-3", perNode)
+	}
+	pods, err = cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=tolerant"})
+	if err != nil || len(pods.Items) != 1 || pods.Items[0].Spec.NodeName != workloads.NodeName(3) {
+		t.Errorf("tolerating pod: %v (%v), want it on node-3", pods, err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/scale"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/kubernetes/pkg/controller/cronjob"
 	"k8s.io/kubernetes/pkg/controller/daemon"
@@ -41,7 +42,7 @@ const (
 // controllers (GC, namespace, service accounts, quota) already run in
 // apiserver/controllers and are not started again. It returns what to
 // wait on for sync.
-func (m *Machinery) startControllers(ctx context.Context, wg *sync.WaitGroup, admin kubernetes.Interface, f *localFactory) ([]func() bool, error) {
+func (m *Machinery) startControllers(ctx context.Context, wg *sync.WaitGroup, admin kubernetes.Interface, f *localFactory, recorder record.EventRecorder) ([]func() bool, error) {
 	clientFor := func(name string) (kubernetes.Interface, error) {
 		return kubernetes.NewForConfig(configFor(m.opts.Config, "kube-controller-manager/"+name))
 	}
@@ -162,7 +163,7 @@ func (m *Machinery) startControllers(ctx context.Context, wg *sync.WaitGroup, ad
 			return nil, err
 		}
 	}
-	prov, err := newProvisioner(m, admin, f)
+	prov, err := newProvisioner(m, admin, f, recorder)
 	if err != nil {
 		return nil, err
 	}

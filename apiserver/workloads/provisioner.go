@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 )
@@ -32,16 +34,17 @@ const (
 )
 
 type provisioner struct {
-	m       *Machinery
-	client  kubernetes.Interface
-	claims  corelisters.PersistentVolumeClaimLister
-	volumes corelisters.PersistentVolumeLister
-	classes storagelisters.StorageClassLister
-	queue   workqueue.TypedRateLimitingInterface[string]
+	m        *Machinery
+	client   kubernetes.Interface
+	claims   corelisters.PersistentVolumeClaimLister
+	volumes  corelisters.PersistentVolumeLister
+	classes  storagelisters.StorageClassLister
+	queue    workqueue.TypedRateLimitingInterface[string]
+	recorder record.EventRecorder
 }
 
-func newProvisioner(m *Machinery, client kubernetes.Interface, f *localFactory) (*provisioner, error) {
-	p := &provisioner{m: m, client: client,
+func newProvisioner(m *Machinery, client kubernetes.Interface, f *localFactory, recorder record.EventRecorder) (*provisioner, error) {
+	p := &provisioner{m: m, client: client, recorder: recorder,
 		claims:  f.Core().V1().PersistentVolumeClaims().Lister(),
 		volumes: f.Core().V1().PersistentVolumes().Lister(),
 		classes: f.Storage().V1().StorageClasses().Lister(),
@@ -170,11 +173,24 @@ func (p *provisioner) sync(ctx context.Context, key string) error {
 			},
 		},
 	}
+	p.event(claim, corev1.EventTypeNormal, "Provisioning", fmt.Sprintf("External provisioner is provisioning volume for claim %q", ns+"/"+claimName))
 	_, err = p.client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
-	return err
+	if err != nil {
+		p.event(claim, corev1.EventTypeWarning, "ProvisioningFailed", fmt.Sprintf("failed to provision volume with StorageClass %q: %v", class, err))
+		return err
+	}
+	p.event(claim, corev1.EventTypeNormal, "ProvisioningSucceeded", fmt.Sprintf("Successfully provisioned volume %s", pvName))
+	return nil
+}
+
+// event records an event about a claim, as the provisioner does.
+func (p *provisioner) event(claim *corev1.PersistentVolumeClaim, typ, reason, message string) {
+	if p.recorder != nil {
+		p.recorder.Event(claim, typ, reason, message)
+	}
 }
 
 // reclaim deletes a released volume of ours whose policy is Delete, as an

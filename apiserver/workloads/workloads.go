@@ -194,7 +194,8 @@ func (m *Machinery) Run(ctx context.Context) error {
 		return fmt.Errorf("starting the scheduler: %w", err)
 	}
 	waits = append(waits, sched...)
-	ctrl, err := m.startControllers(ctx, &wg, admin, factory)
+	provisionerEvents := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: Provisioner})
+	ctrl, err := m.startControllers(ctx, &wg, admin, factory, provisionerEvents)
 	if err != nil {
 		return fmt.Errorf("starting the workload controllers: %w", err)
 	}
