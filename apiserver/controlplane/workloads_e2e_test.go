@@ -274,4 +274,3 @@ func TestWorkloadsKubeletRunsBoundPods(t *testing.T) {
 }
 
 func intstrFromInt(i int) intstr.IntOrString { return intstr.FromInt32(int32(i)) }
-
