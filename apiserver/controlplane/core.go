@@ -73,6 +73,8 @@ func (cp *ControlPlane) installCoreAPI() error {
 	}
 	cp.CoreRegistry = reg
 	cp.installBinding()
+	cp.installPodSubresources()
+	cp.installEviction()
 	cp.installAdmission()
 	cp.Core.SetAPIHandler(func(next http.Handler) http.Handler {
 		return endpoints.NewAPIHandler(reg, endpoints.Options{

@@ -264,11 +264,20 @@ func subVerbs(res *registry.Resource, sub string) []string {
 	if res.CreateSubresources[sub] != nil {
 		return []string{"create"}
 	}
+	if c := res.ConnectSubresources[sub]; c != nil {
+		return c.Verbs
+	}
+	if res.Store != nil && res.Store.UpdateSubresources[sub] != nil {
+		return []string{"get", "patch", "update"}
+	}
 	return subresourceVerbs[sub]
 }
 
 func subresourceKind(res *registry.Resource, sub string) schema.GroupVersionKind {
 	if c := res.CreateSubresources[sub]; c != nil {
+		return c.Kind
+	}
+	if c := res.ConnectSubresources[sub]; c != nil {
 		return c.Kind
 	}
 	if sub == "scale" {

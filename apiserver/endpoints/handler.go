@@ -153,6 +153,14 @@ func (h *handler) serveResource(w http.ResponseWriter, r *http.Request, info *re
 		return
 	}
 	ctx := r.Context()
+	if c := res.ConnectSubresources[info.Subresource]; c != nil {
+		if !slices.Contains(c.Verbs, info.Verb) {
+			h.writeError(w, r, methodNotAllowed(r.Method))
+			return
+		}
+		h.writeError(w, r, c.Serve(ctx, sc.namespace, info.Name))
+		return
+	}
 	if isVirtual(res, info.Subresource) {
 		h.virtual(ctx, w, r, sc, mc)
 		return

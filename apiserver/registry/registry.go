@@ -55,6 +55,10 @@ type Resource struct {
 	// CreateSubresources are POST-only subresources of a stored resource
 	// (serviceaccounts/token), by subresource name.
 	CreateSubresources map[string]*SubresourceCreate
+	// ConnectSubresources are answered by something behind the API server
+	// in kube (a kubelet, a service's endpoints): pods/log, pods/exec,
+	// nodes/proxy... by subresource name.
+	ConnectSubresources map[string]*ConnectSubresource
 	// FieldManager keeps managedFields and serves server-side apply; nil
 	// for resources without a schema to type them.
 	FieldManager *patch.FieldManager
@@ -83,9 +87,17 @@ func (r *Resource) Subresources() []string {
 	if r.GVR.Group == "" && r.GVR.Resource == "namespaces" {
 		subs = append(subs, "finalize")
 	}
-	extra := make([]string, 0, len(r.CreateSubresources))
+	extra := make([]string, 0, len(r.CreateSubresources)+len(r.ConnectSubresources))
 	for name := range r.CreateSubresources {
 		extra = append(extra, name)
+	}
+	for name := range r.ConnectSubresources {
+		extra = append(extra, name)
+	}
+	if r.Store != nil {
+		for name := range r.Store.UpdateSubresources {
+			extra = append(extra, name)
+		}
 	}
 	sort.Strings(extra)
 	return append(subs, extra...)
@@ -99,6 +111,21 @@ type SubresourceCreate struct {
 	New    func() runtime.Object
 	Create func(ctx context.Context, namespace, name string, obj runtime.Object) (runtime.Object, error)
 }
+
+// ConnectSubresource serves every request to one connect-style
+// subresource: Serve's error is the answer (devplane has no kubelet or
+// container runtime to connect to).
+type ConnectSubresource struct {
+	Kind  schema.GroupVersionKind // what discovery names
+	Verbs []string
+	Serve func(ctx context.Context, namespace, name string) error
+}
+
+// SubresourceUpdate makes the object stored by an update of one
+// get/patch/update subresource (pods/resize, csr/approval, ...) from the
+// requested and the current object; it validates what it takes, since the
+// kind's own update validation is the main resource's.
+type SubresourceUpdate func(ctx context.Context, requested, current runtime.Object) (runtime.Object, error)
 
 // DefaultVerbs are the verbs of a resource served by the generic store.
 var DefaultVerbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}

@@ -31,7 +31,10 @@ type Store struct {
 	Kind       schema.GroupVersionKind
 	Namespaced bool
 	HasStatus  bool
-	Storage    storage.Interface
+	// UpdateSubresources are the get/patch/update subresources beyond
+	// status (pods/resize, csr/approval...), by name.
+	UpdateSubresources map[string]SubresourceUpdate
+	Storage            storage.Interface
 	// KeyPrefix is the resource's etcd prefix, without trailing slash.
 	KeyPrefix   string
 	NewFunc     func() runtime.Object
@@ -470,6 +473,7 @@ func conflict(gr schema.GroupResource, name string) error {
 // prepareUpdate merges the requested object with the current one as kube's
 // strategies do, then defaults and validates it.
 func (s *Store) prepareUpdate(ctx context.Context, requested, current runtime.Object, subresource string, pending *pendingHook) (runtime.Object, error) {
+	ownValidation := false // a SubresourceUpdate validated what it took
 	switch subresource {
 	case "status":
 		// Only the status comes from the request.
@@ -491,7 +495,17 @@ func (s *Store) prepareUpdate(ctx context.Context, requested, current runtime.Ob
 			copyStatus(requested, current)
 		}
 	default:
-		return nil, apierrors.NewNotFound(s.Resource, subresource)
+		merge := s.UpdateSubresources[subresource]
+		if merge == nil {
+			return nil, apierrors.NewNotFound(s.Resource, subresource)
+		}
+		merged, err := merge(ctx, requested, current.DeepCopyObject())
+		if err != nil {
+			return nil, err
+		}
+		setResourceVersionFrom(merged, requested)
+		requested = merged
+		ownValidation = true
 	}
 	acc, _ := meta.Accessor(requested)
 	old, _ := meta.Accessor(current)
@@ -532,7 +546,7 @@ func (s *Store) prepareUpdate(ctx context.Context, requested, current runtime.Ob
 	if acc.GetUID() != old.GetUID() {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "uid"), acc.GetUID(), "field is immutable"))
 	}
-	if s.ValidateUpdate != nil {
+	if s.ValidateUpdate != nil && !ownValidation {
 		errs = append(errs, s.ValidateUpdate(requested, current)...)
 	}
 	if len(errs) > 0 {

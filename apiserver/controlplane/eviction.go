@@ -1,0 +1,158 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/devplane/devplane/apiserver/admission"
+	"github.com/devplane/devplane/apiserver/registry"
+)
+
+// evictionRetries bounds the attempts to take a disruption from a PDB that
+// others are updating at the same time.
+const evictionRetries = 5
+
+// evictionBudgetMessage is kube's refusal when an eviction would violate a
+// PodDisruptionBudget.
+const evictionBudgetMessage = "Cannot evict pod as it would violate the pod's disruption budget."
+
+// installEviction serves pods/eviction: the pod is deleted unless its
+// PodDisruptionBudget allows no disruption now (429, kube's message and
+// DisruptionBudget cause), taking one disruption from the budget first.
+func (cp *ControlPlane) installEviction() {
+	pods, ok := cp.CoreRegistry.Lookup("", "v1", "pods")
+	pdbs, ok2 := cp.CoreRegistry.Lookup(policyv1.GroupName, "v1", "poddisruptionbudgets")
+	if !ok || !ok2 || pods.Store == nil || pdbs.Store == nil {
+		return
+	}
+	e := &evictions{pods: pods.Store, pdbs: pdbs.Store}
+	withEviction := *pods
+	withEviction.CreateSubresources = map[string]*registry.SubresourceCreate{}
+	for k, v := range pods.CreateSubresources {
+		withEviction.CreateSubresources[k] = v
+	}
+	withEviction.CreateSubresources["eviction"] = &registry.SubresourceCreate{
+		Kind: policyv1.SchemeGroupVersion.WithKind("Eviction"), New: func() runtime.Object { return &policyv1.Eviction{} }, Create: e.evict}
+	cp.CoreRegistry.Add(&withEviction)
+}
+
+type evictions struct{ pods, pdbs *registry.Store }
+
+func (e *evictions) evict(ctx context.Context, namespace, name string, obj runtime.Object) (runtime.Object, error) {
+	ev := obj.(*policyv1.Eviction)
+	if ev.Name != "" && ev.Name != name {
+		return nil, apierrors.NewBadRequest("name in URL does not match name in Eviction object")
+	}
+	deleteOpts := metav1.DeleteOptions{}
+	if ev.DeleteOptions != nil {
+		deleteOpts = *ev.DeleteOptions
+	}
+	for attempt := 0; ; attempt++ {
+		podObj, err := e.pods.Get(ctx, namespace, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		pod := podObj.(*corev1.Pod)
+		done, err := e.takeDisruption(ctx, pod, deleteOpts)
+		if apierrors.IsConflict(err) && attempt < evictionRetries {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !done {
+			return nil, apierrors.NewInternalError(fmt.Errorf("eviction of pod %s was neither allowed nor refused", name))
+		}
+		if _, _, err := e.pods.Delete(ctx, namespace, name, &deleteOpts); err != nil {
+			return nil, err
+		}
+		return &metav1.Status{Status: metav1.StatusSuccess, Code: http.StatusCreated}, nil
+	}
+}
+
+// takeDisruption checks the pod's budget and records the disruption in its
+// status; true when the pod may be deleted.
+func (e *evictions) takeDisruption(ctx context.Context, pod *corev1.Pod, opts metav1.DeleteOptions) (bool, error) {
+	// Pods that are not running, or already going, disrupt nothing.
+	if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodPending {
+		return true, nil
+	}
+	list, err := e.pdbs.List(ctx, pod.Namespace, metav1.ListOptions{})
+	if err != nil {
+		return false, err
+	}
+	var matching []*policyv1.PodDisruptionBudget
+	for _, item := range list.(*policyv1.PodDisruptionBudgetList).Items {
+		if item.Spec.Selector == nil {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(item.Spec.Selector)
+		if err != nil || !sel.Matches(labels.Set(pod.Labels)) {
+			continue
+		}
+		matching = append(matching, item.DeepCopy())
+	}
+	switch len(matching) {
+	case 0:
+		return true, nil
+	case 1:
+	default:
+		return false, apierrors.NewInternalError(fmt.Errorf("This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."))
+	}
+	pdb := matching[0]
+	if pdb.Status.ObservedGeneration < pdb.Generation {
+		return false, tooManyRequests(fmt.Sprintf("The disruption budget %s is still being processed by the server.", pdb.Name))
+	}
+	// A pod that is not ready may go when the budget says so.
+	if !podReady(pod) {
+		policy := policyv1.IfHealthyBudget
+		if pdb.Spec.UnhealthyPodEvictionPolicy != nil {
+			policy = *pdb.Spec.UnhealthyPodEvictionPolicy
+		}
+		if policy == policyv1.AlwaysAllow || pdb.Status.CurrentHealthy >= pdb.Status.DesiredHealthy {
+			return true, nil
+		}
+	}
+	if pdb.Status.DisruptionsAllowed <= 0 {
+		return false, tooManyRequests(fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently",
+			pdb.Name, pdb.Status.DesiredHealthy, pdb.Status.CurrentHealthy))
+	}
+	if opts.DryRun != nil && len(opts.DryRun) > 0 {
+		return true, nil
+	}
+	// Take the disruption before deleting: the disruption controller
+	// removes it from disruptedPods once it sees the pod go.
+	pdb.Status.DisruptionsAllowed--
+	if pdb.Status.DisruptedPods == nil {
+		pdb.Status.DisruptedPods = map[string]metav1.Time{}
+	}
+	pdb.Status.DisruptedPods[pod.Name] = metav1.Time{Time: time.Now()}
+	_, _, err = e.pdbs.Update(admission.WithoutAdmission(ctx), pdb.Namespace, pdb.Name, "status",
+		func(context.Context, runtime.Object) (runtime.Object, error) { return pdb, nil }, metav1.UpdateOptions{})
+	return err == nil, err
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// tooManyRequests is kube's 429 for a refused eviction.
+func tooManyRequests(cause string) error {
+	err := apierrors.NewTooManyRequests(evictionBudgetMessage, 0)
+	err.ErrStatus.Details = &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: "DisruptionBudget", Message: cause}}}
+	return err
+}

@@ -1,0 +1,331 @@
+package controlplane
+
+// The subresources kube serves beside an object's own verbs that are not
+// status or scale: what pods, nodes and services answer for a kubelet or a
+// backend devplane does not have, ephemeral containers and in-place resize
+// of pods, and certificate approval.
+
+import (
+	"context"
+	"fmt"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/devplane/devplane/apiserver/authz"
+	"github.com/devplane/devplane/apiserver/registry"
+	"github.com/devplane/devplane/apiserver/request"
+)
+
+// noRuntime is the answer of everything that would reach a kubelet or a
+// container: a clear Status at once, never a hang.
+func noRuntime(what string) error {
+	return apierrors.NewBadRequest(what + ": devplane simulates its nodes and has no kubelet or container runtime behind this control plane")
+}
+
+// connect makes a connect-style subresource of kind kind that answers
+// with answer once the object exists (404 otherwise, as kube).
+func connect(store *registry.Store, kind string, verbs []string, answer func(namespace, name string) error) *registry.ConnectSubresource {
+	return &registry.ConnectSubresource{
+		Kind:  corev1.SchemeGroupVersion.WithKind(kind),
+		Verbs: verbs,
+		Serve: func(ctx context.Context, namespace, name string) error {
+			if _, err := store.Get(ctx, namespace, name, metav1.GetOptions{ResourceVersion: "0"}); err != nil {
+				return err
+			}
+			return answer(namespace, name)
+		},
+	}
+}
+
+var (
+	proxyVerbs  = []string{"create", "delete", "get", "patch", "update"}
+	streamVerbs = []string{"create", "get"}
+)
+
+// installPodSubresources serves pods' log, exec, attach, portforward and
+// proxy, ephemeralcontainers and resize, nodes/proxy and services/proxy.
+func (cp *ControlPlane) installPodSubresources() {
+	withSubresources := func(resource string, connects map[string]*registry.ConnectSubresource) {
+		res, ok := cp.CoreRegistry.Lookup("", "v1", resource)
+		if !ok || res.Store == nil {
+			return
+		}
+		copied := *res
+		copied.ConnectSubresources = connects
+		cp.CoreRegistry.Add(&copied)
+	}
+	if pods, ok := cp.CoreRegistry.Lookup("", "v1", "pods"); ok && pods.Store != nil {
+		s := pods.Store
+		withSubresources("pods", map[string]*registry.ConnectSubresource{
+			"log": connect(s, "Pod", []string{"get"}, func(_, name string) error {
+				return noRuntime(fmt.Sprintf("pod %q has no container logs", name))
+			}),
+			"exec": connect(s, "PodExecOptions", streamVerbs, func(_, name string) error {
+				return noRuntime(fmt.Sprintf("cannot exec into pod %q", name))
+			}),
+			"attach": connect(s, "PodAttachOptions", streamVerbs, func(_, name string) error {
+				return noRuntime(fmt.Sprintf("cannot attach to pod %q", name))
+			}),
+			"portforward": connect(s, "PodPortForwardOptions", streamVerbs, func(_, name string) error {
+				return noRuntime(fmt.Sprintf("cannot port-forward to pod %q", name))
+			}),
+			"proxy": connect(s, "PodProxyOptions", proxyVerbs, func(_, name string) error {
+				return noRuntime(fmt.Sprintf("cannot proxy to pod %q", name))
+			}),
+		})
+		s.UpdateSubresources = map[string]registry.SubresourceUpdate{
+			"ephemeralcontainers": updateEphemeralContainers,
+			"resize":              resizePod,
+		}
+	}
+	if nodes, ok := cp.CoreRegistry.Lookup("", "v1", "nodes"); ok && nodes.Store != nil {
+		withSubresources("nodes", map[string]*registry.ConnectSubresource{
+			"proxy": connect(nodes.Store, "NodeProxyOptions", proxyVerbs, func(_, name string) error {
+				return noRuntime(fmt.Sprintf("cannot proxy to node %q", name))
+			}),
+		})
+	}
+	if services, ok := cp.CoreRegistry.Lookup("", "v1", "services"); ok && services.Store != nil {
+		withSubresources("services", map[string]*registry.ConnectSubresource{
+			"proxy": connect(services.Store, "ServiceProxyOptions", proxyVerbs, func(_, name string) error {
+				return noRuntime(fmt.Sprintf("cannot proxy to service %q: no pod behind it runs", name))
+			}),
+		})
+	}
+}
+
+func podsOf(requested, current runtime.Object) (*corev1.Pod, *corev1.Pod, error) {
+	req, ok1 := requested.(*corev1.Pod)
+	cur, ok2 := current.(*corev1.Pod)
+	if !ok1 || !ok2 {
+		return nil, nil, apierrors.NewBadRequest("this subresource takes a Pod")
+	}
+	return req, cur, nil
+}
+
+// updateEphemeralContainers takes only spec.ephemeralContainers from the
+// request: they may be added, never changed or removed, as in kube.
+func updateEphemeralContainers(_ context.Context, requested, current runtime.Object) (runtime.Object, error) {
+	req, cur, err := podsOf(requested, current)
+	if err != nil {
+		return nil, err
+	}
+	p := field.NewPath("spec", "ephemeralContainers")
+	var errs field.ErrorList
+	byName := map[string]corev1.EphemeralContainer{}
+	for _, c := range req.Spec.EphemeralContainers {
+		byName[c.Name] = c
+	}
+	for _, old := range cur.Spec.EphemeralContainers {
+		now, kept := byName[old.Name]
+		if !kept || !apiequality.Semantic.DeepEqual(now, old) {
+			errs = append(errs, field.Forbidden(p, "existing ephemeral containers \""+old.Name+"\" may not be changed"))
+		}
+	}
+	names := map[string]bool{}
+	for _, c := range cur.Spec.Containers {
+		names[c.Name] = true
+	}
+	for _, c := range cur.Spec.InitContainers {
+		names[c.Name] = true
+	}
+	for i, c := range req.Spec.EphemeralContainers {
+		cp := p.Index(i)
+		switch {
+		case c.Name == "":
+			errs = append(errs, field.Required(cp.Child("name"), ""))
+		case names[c.Name]:
+			errs = append(errs, field.Duplicate(cp.Child("name"), c.Name))
+		}
+		names[c.Name] = true
+		if c.Image == "" {
+			errs = append(errs, field.Required(cp.Child("image"), ""))
+		}
+		if len(c.Ports) > 0 {
+			errs = append(errs, field.Forbidden(cp.Child("ports"), "cannot be set for an Ephemeral Container"))
+		}
+		if c.LivenessProbe != nil || c.ReadinessProbe != nil || c.StartupProbe != nil {
+			errs = append(errs, field.Forbidden(cp, "probes cannot be set for an Ephemeral Container"))
+		}
+		if len(c.Resources.Limits)+len(c.Resources.Requests) > 0 {
+			errs = append(errs, field.Forbidden(cp.Child("resources"), "cannot be set for an Ephemeral Container"))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Pod").GroupKind(), cur.Name, errs)
+	}
+	for i := range req.Spec.EphemeralContainers {
+		c := &req.Spec.EphemeralContainers[i]
+		if c.TerminationMessagePath == "" {
+			c.TerminationMessagePath = corev1.TerminationMessagePathDefault
+		}
+		if c.TerminationMessagePolicy == "" {
+			c.TerminationMessagePolicy = corev1.TerminationMessageReadFile
+		}
+		if c.ImagePullPolicy == "" {
+			c.ImagePullPolicy = corev1.PullIfNotPresent
+		}
+	}
+	cur.Spec.EphemeralContainers = req.Spec.EphemeralContainers
+	return cur, nil
+}
+
+// resizePod takes only the containers' resources (and resize policies)
+// from the request, as kube's pods/resize: everything else stays.
+func resizePod(_ context.Context, requested, current runtime.Object) (runtime.Object, error) {
+	req, cur, err := podsOf(requested, current)
+	if err != nil {
+		return nil, err
+	}
+	before := podQOS(cur)
+	var errs field.ErrorList
+	p := field.NewPath("spec", "containers")
+	if len(req.Spec.Containers) != len(cur.Spec.Containers) {
+		errs = append(errs, field.Forbidden(p, "containers may not be added or removed by a resize"))
+	}
+	for i := range cur.Spec.Containers {
+		if i >= len(req.Spec.Containers) {
+			break
+		}
+		want := req.Spec.Containers[i]
+		if want.Name != cur.Spec.Containers[i].Name {
+			errs = append(errs, field.Forbidden(p.Index(i).Child("name"), "containers may not be renamed or reordered by a resize"))
+			continue
+		}
+		cur.Spec.Containers[i].Resources = want.Resources
+		cur.Spec.Containers[i].ResizePolicy = want.ResizePolicy
+	}
+	// Sidecars (restartable init containers) resize too; the others have
+	// run already.
+	for i := range req.Spec.InitContainers {
+		if i < len(cur.Spec.InitContainers) && cur.Spec.InitContainers[i].RestartPolicy != nil {
+			cur.Spec.InitContainers[i].Resources = req.Spec.InitContainers[i].Resources
+		}
+	}
+	if len(errs) == 0 && podQOS(cur) != before {
+		errs = append(errs, field.Invalid(p, cur.Spec.Containers, "Pod QOS Class may not change as a result of resizing"))
+	}
+	if len(errs) > 0 {
+		return nil, apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Pod").GroupKind(), cur.Name, errs)
+	}
+	return cur, nil
+}
+
+// podQOS is a pod's QoS class from its containers' resources, as the
+// kubelet computes it: what a resize may not change.
+func podQOS(pod *corev1.Pod) corev1.PodQOSClass {
+	set, guaranteed := false, true
+	for _, c := range append(append([]corev1.Container(nil), pod.Spec.InitContainers...), pod.Spec.Containers...) {
+		r := c.Resources
+		if len(r.Requests)+len(r.Limits) > 0 {
+			set = true
+		}
+		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			lim, hasLim := r.Limits[name]
+			req, hasReq := r.Requests[name]
+			if !hasLim || (hasReq && req.Cmp(lim) != 0) {
+				guaranteed = false
+			}
+		}
+	}
+	switch {
+	case !set:
+		return corev1.PodQOSBestEffort
+	case guaranteed:
+		return corev1.PodQOSGuaranteed
+	}
+	return corev1.PodQOSBurstable
+}
+
+// installCSRApproval serves certificatesigningrequests/approval: only the
+// Approved and Denied conditions change, and only for a user who may
+// approve for the request's signer (verb approve on
+// certificates.k8s.io/signers, named after the signer or its domain's
+// wildcard), as kube checks.
+func (s *security) installCSRApproval() {
+	csrs, ok := s.cp.CoreRegistry.Lookup(certificatesv1.GroupName, "v1", "certificatesigningrequests")
+	if !ok || csrs.Store == nil {
+		return
+	}
+	if csrs.Store.UpdateSubresources == nil {
+		csrs.Store.UpdateSubresources = map[string]registry.SubresourceUpdate{}
+	}
+	csrs.Store.UpdateSubresources["approval"] = func(ctx context.Context, requested, current runtime.Object) (runtime.Object, error) {
+		req, ok1 := requested.(*certificatesv1.CertificateSigningRequest)
+		cur, ok2 := current.(*certificatesv1.CertificateSigningRequest)
+		if !ok1 || !ok2 {
+			return nil, apierrors.NewBadRequest("approval takes a CertificateSigningRequest")
+		}
+		if err := s.mayApprove(ctx, cur.Spec.SignerName); err != nil {
+			return nil, err
+		}
+		var errs field.ErrorList
+		approved, denied := false, false
+		for i, c := range req.Status.Conditions {
+			cp := field.NewPath("status", "conditions").Index(i)
+			switch c.Type {
+			case certificatesv1.CertificateApproved:
+				approved = true
+			case certificatesv1.CertificateDenied:
+				denied = true
+			case certificatesv1.CertificateFailed:
+			default:
+				errs = append(errs, field.NotSupported(cp.Child("type"), c.Type, []string{"Approved", "Denied", "Failed"}))
+			}
+			if c.Status != corev1.ConditionTrue && c.Status != corev1.ConditionFalse && c.Status != corev1.ConditionUnknown {
+				errs = append(errs, field.NotSupported(cp.Child("status"), c.Status, []string{"False", "True", "Unknown"}))
+			}
+		}
+		if approved && denied {
+			errs = append(errs, field.Invalid(field.NewPath("status", "conditions"), req.Status.Conditions, "Approved and Denied conditions are mutually exclusive"))
+		}
+		if len(errs) > 0 {
+			return nil, apierrors.NewInvalid(certificatesv1.SchemeGroupVersion.WithKind("CertificateSigningRequest").GroupKind(), cur.Name, errs)
+		}
+		now := metav1.Now()
+		for i := range req.Status.Conditions {
+			c := &req.Status.Conditions[i]
+			if c.LastUpdateTime.IsZero() {
+				c.LastUpdateTime = now
+			}
+			if c.LastTransitionTime.IsZero() {
+				c.LastTransitionTime = now
+			}
+		}
+		cur.Status.Conditions = req.Status.Conditions
+		return cur, nil
+	}
+}
+
+// mayApprove asks the authorizer whether the requester may approve for
+// signerName: the signer itself, or "<domain>/*".
+func (s *security) mayApprove(ctx context.Context, signerName string) error {
+	user, ok := request.UserFrom(ctx)
+	if !ok {
+		return apierrors.NewInternalError(fmt.Errorf("no user on the request"))
+	}
+	names := []string{signerName}
+	if i := len(signerName); i > 0 {
+		for j := 0; j < len(signerName); j++ {
+			if signerName[j] == '/' {
+				names = append(names, signerName[:j]+"/*")
+				break
+			}
+		}
+	}
+	for _, name := range names {
+		if s.decide(ctx, authz.Attributes{User: user, Verb: "approve", APIGroup: certificatesv1.GroupName, APIVersion: "*",
+			Resource: "signers", Name: name, ResourceRequest: true}).Allowed {
+			return nil
+		}
+	}
+	return apierrors.NewForbidden(schema.GroupResource{Group: certificatesv1.GroupName, Resource: "certificatesigningrequests"}, "",
+		fmt.Errorf("user not permitted to approve requests with signerName %q", signerName))
+}
