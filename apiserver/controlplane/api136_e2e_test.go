@@ -14,6 +14,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -136,6 +137,24 @@ func TestKube136KindsE2E(t *testing.T) {
 		wantInvalid(t, "empty policy", err, map[string]string{"spec.matchConstraints": "Required value", "spec.mutations": "at least one item", "spec.reinvocationPolicy": "Required value"})
 		_, err = cs.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Create(ctx, &admissionregistrationv1.MutatingAdmissionPolicyBinding{ObjectMeta: meta("bad")}, metav1.CreateOptions{})
 		wantInvalid(t, "empty binding", err, map[string]string{"spec.policyName": "Required value"})
+	})
+
+	t.Run("ComponentStatuses", func(t *testing.T) {
+		r := s.kubectl(t, nil, "", "get", "componentstatuses")
+		if r.Code != 0 || strings.Join(headers(r.Stdout), ",") != "NAME,STATUS,MESSAGE,ERROR" || !strings.Contains(r.Stdout, "etcd-0") ||
+			!strings.Contains(r.Stderr, "v1 ComponentStatus is deprecated in v1.19+") {
+			t.Errorf("kubectl get cs: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		etcd, err := cs.CoreV1().ComponentStatuses().Get(ctx, "etcd-0", metav1.GetOptions{})
+		if err != nil || len(etcd.Conditions) != 1 || etcd.Conditions[0].Status != "True" || etcd.Conditions[0].Message != "ok" {
+			t.Errorf("etcd-0: %v %+v", err, etcd)
+		}
+		if _, err := cs.CoreV1().ComponentStatuses().Get(ctx, "nope", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("missing component: want 404, got %v", err)
+		}
+		if err := cs.CoreV1().RESTClient().Delete().Resource("componentstatuses").Name("etcd-0").Do(ctx).Error(); err == nil {
+			t.Error("componentstatuses accepted a delete")
+		}
 	})
 
 	t.Run("Explain", func(t *testing.T) {

@@ -75,6 +75,7 @@ func (cp *ControlPlane) installCoreAPI() error {
 	cp.installBinding()
 	cp.installPodSubresources()
 	cp.installEviction()
+	cp.installComponentStatuses()
 	cp.installAdmission()
 	cp.Core.SetAPIHandler(func(next http.Handler) http.Handler {
 		return endpoints.NewAPIHandler(reg, endpoints.Options{

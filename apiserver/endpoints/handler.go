@@ -161,6 +161,10 @@ func (h *handler) serveResource(w http.ResponseWriter, r *http.Request, info *re
 		h.writeError(w, r, c.Serve(ctx, sc.namespace, info.Name))
 		return
 	}
+	if res.Read != nil && info.Subresource == "" {
+		h.virtualRead(ctx, w, r, sc, mc)
+		return
+	}
 	if isVirtual(res, info.Subresource) {
 		h.virtual(ctx, w, r, sc, mc)
 		return

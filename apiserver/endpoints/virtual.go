@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/devplane/devplane/apiserver/registry"
 )
@@ -60,4 +61,27 @@ func (h *handler) virtual(ctx context.Context, w http.ResponseWriter, r *http.Re
 	}
 	wr.wn.writeTo(w)
 	h.writeObject(w, r, http.StatusCreated, out, gvk.GroupVersion(), mc)
+}
+
+// virtualRead serves get and list of a computed resource (Resource.Read).
+func (h *handler) virtualRead(ctx context.Context, w http.ResponseWriter, r *http.Request, sc *scope, mc mediaChoice) {
+	read := sc.res.Read
+	if read.Warning != "" {
+		w.Header().Add("Warning", `299 - "`+read.Warning+`"`)
+	}
+	var obj runtime.Object
+	var err error
+	switch sc.info.Verb {
+	case "get":
+		obj, err = read.Get(ctx, sc.info.Name)
+	case "list":
+		obj, err = read.List(ctx)
+	default:
+		err = methodNotAllowed(sc.info.Verb)
+	}
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	h.respond(ctx, w, r, http.StatusOK, obj, sc, mc)
 }

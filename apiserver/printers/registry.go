@@ -59,6 +59,7 @@ var registry = map[schema.GroupResource]TableConvertor{
 
 	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}: newConvertor(certificateSigningRequestColumns, cellsOf(certificateSigningRequestCells)),
 
+	{Resource: "componentstatuses"}:                                                      newConvertor(componentStatusColumns, cellsOf(componentStatusCells)),
 	{Group: "resource.k8s.io", Resource: "deviceclasses"}:                                newConvertor(nameAgeColumns, cellsOf(deviceClassCells)),
 	{Group: "resource.k8s.io", Resource: "resourceclaims"}:                               newConvertor(resourceClaimColumns, cellsOf(resourceClaimCells)),
 	{Group: "resource.k8s.io", Resource: "resourceclaimtemplates"}:                       newConvertor(nameAgeColumns, cellsOf(resourceClaimTemplateCells)),

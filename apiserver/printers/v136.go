@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -192,4 +193,28 @@ func mutatingPolicyBindingCells(b *admissionregistrationv1.MutatingAdmissionPoli
 		}
 	}
 	return []interface{}{b.Name, b.Spec.PolicyName, param, since(b.CreationTimestamp)}
+}
+
+var componentStatusColumns = []metav1.TableColumnDefinition{
+	nameColumn,
+	column("Status", "string", "Status of the component conditions"),
+	column("Message", "string", "Message of the component conditions"),
+	column("Error", "string", "Error of the component conditions"),
+}
+
+func componentStatusCells(cs *corev1.ComponentStatus) []interface{} {
+	status, message, errText := "Unknown", "", ""
+	for _, c := range cs.Conditions {
+		if c.Type != corev1.ComponentHealthy {
+			continue
+		}
+		switch c.Status {
+		case corev1.ConditionTrue:
+			status = "Healthy"
+		case corev1.ConditionFalse:
+			status = "Unhealthy"
+		}
+		message, errText = c.Message, c.Error
+	}
+	return []interface{}{cs.Name, status, message, errText}
 }

@@ -52,6 +52,9 @@ type Resource struct {
 	// and token reviews: Store is nil, Verbs are ["create"], and the
 	// result is answered without being stored. namespace is the request's.
 	Create func(ctx context.Context, namespace string, obj runtime.Object) (runtime.Object, error)
+	// Read serves get and list of a resource that is computed, not
+	// stored (componentstatuses): Store is nil, Verbs are get and list.
+	Read *VirtualRead
 	// CreateSubresources are POST-only subresources of a stored resource
 	// (serviceaccounts/token), by subresource name.
 	CreateSubresources map[string]*SubresourceCreate
@@ -110,6 +113,15 @@ type SubresourceCreate struct {
 	Kind   schema.GroupVersionKind
 	New    func() runtime.Object
 	Create func(ctx context.Context, namespace, name string, obj runtime.Object) (runtime.Object, error)
+}
+
+// VirtualRead computes the objects of a read-only resource.
+type VirtualRead struct {
+	Get  func(ctx context.Context, name string) (runtime.Object, error)
+	List func(ctx context.Context) (runtime.Object, error)
+	// Warning, when set, goes with every answer (kube's deprecation
+	// warnings).
+	Warning string
 }
 
 // ConnectSubresource serves every request to one connect-style
