@@ -31,9 +31,10 @@ import (
 	"k8s.io/kubernetes/pkg/features"
 )
 
-// Workers per controller: kube-controller-manager's defaults.
+// Workers per controller: fewer than kube-controller-manager's 5, enough
+// for a dev cluster's objects (each goroutine costs memory while idle).
 const (
-	concurrentSyncs      = 5
+	concurrentSyncs      = 2
 	terminatedPodGCLimit = 12500 // kube's --terminated-pod-gc-threshold
 )
 

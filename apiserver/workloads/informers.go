@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -46,14 +47,18 @@ type localFactory struct {
 	// podFieldSelector narrows the pods informer (the scheduler's skips
 	// finished pods, as kube-scheduler's does).
 	podFieldSelector string
+	// parent, when set, makes every informer but the pods one: a factory
+	// that differs only in its pods informer shares the rest.
+	parent *localFactory
 
 	mu        sync.Mutex
 	notServed []string
 	created   []cache.SharedIndexInformer
 }
 
-func newLocalFactory(client kubernetes.Interface, local controllers.Local, resync time.Duration, podFieldSelector string) *localFactory {
+func newLocalFactory(client kubernetes.Interface, local controllers.Local, resync time.Duration, podFieldSelector string, parent *localFactory) *localFactory {
 	return &localFactory{
+		parent:                parent,
 		SharedInformerFactory: informers.NewSharedInformerFactory(client, resync),
 		local:                 local,
 		resync:                resync,
@@ -65,6 +70,9 @@ func newLocalFactory(client kubernetes.Interface, local controllers.Local, resyn
 // group accessors below hand the factory itself to client-go's typed
 // informers, so their Informer() calls land here.
 func (f *localFactory) InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer {
+	if _, isPod := obj.(*corev1.Pod); f.parent != nil && !isPod {
+		return f.parent.InformerFor(obj, newFunc)
+	}
 	return f.SharedInformerFactory.InformerFor(obj, func(client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 		inf := f.newInformer(obj, newFunc, client, resync)
 		f.mu.Lock()

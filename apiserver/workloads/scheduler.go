@@ -13,14 +13,15 @@ import (
 // startScheduler runs kube's scheduler with its default profile (node
 // affinity and selectors, taints and tolerations, resource fit, topology
 // spread, volume binding, ...). It returns what to wait on for sync.
-func (m *Machinery) startScheduler(ctx context.Context, wg *sync.WaitGroup) ([]func() bool, error) {
+func (m *Machinery) startScheduler(ctx context.Context, wg *sync.WaitGroup, shared *localFactory) ([]func() bool, error) {
 	client, err := kubernetes.NewForConfig(configFor(m.opts.Config, "kube-scheduler/devplane"))
 	if err != nil {
 		return nil, err
 	}
 	// kube-scheduler's pods informer leaves out finished pods: they hold
-	// no resources on their node.
-	factory := newLocalFactory(client, m.opts.Local, 0, "status.phase!=Succeeded,status.phase!=Failed")
+	// no resources on their node. Its other informers are the shared ones
+	// (started with the controllers').
+	factory := newLocalFactory(client, m.opts.Local, 0, "status.phase!=Succeeded,status.phase!=Failed", shared)
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
 	sched, err := scheduler.New(ctx, client, factory, nil, profile.NewRecorderFactory(broadcaster),
 		// A dev cluster retries unschedulable pods sooner than kube's
@@ -33,9 +34,6 @@ func (m *Machinery) startScheduler(ctx context.Context, wg *sync.WaitGroup) ([]f
 	}
 	broadcaster.StartRecordingToSink(ctx.Done())
 	factory.Start(ctx.Done())
-	if ns := factory.NotServed(); len(ns) > 0 {
-		m.logger.Info("the scheduler reads resources this server does not serve: their informers stay empty", "resources", ns)
-	}
 	synced := make(chan struct{})
 	wg.Go(func() {
 		defer broadcaster.Shutdown()

@@ -158,10 +158,9 @@ func (m *Machinery) Run(ctx context.Context) error {
 	m.nodes = nodes
 	m.mu.Unlock()
 
-	// One factory for the kubelets and the controllers, as in
-	// kube-controller-manager; the scheduler has its own (its pods
-	// informer leaves finished pods out).
-	factory := newLocalFactory(admin, m.opts.Local, 12*time.Hour, "")
+	// One factory for the kubelets, the controllers and the scheduler; the
+	// scheduler's pods informer is its own (it leaves finished pods out).
+	factory := newLocalFactory(admin, m.opts.Local, 12*time.Hour, "", nil)
 	k, err := newKubelet(m, nodes, factory.Core().V1().Pods().Informer())
 	if err != nil {
 		return err
@@ -189,7 +188,7 @@ func (m *Machinery) Run(ctx context.Context) error {
 	waits = append(waits, factory.Core().V1().Pods().Informer().HasSynced)
 	wg.Go(func() { k.run(ctx) })
 
-	sched, err := m.startScheduler(ctx, &wg)
+	sched, err := m.startScheduler(ctx, &wg, factory)
 	if err != nil {
 		return fmt.Errorf("starting the scheduler: %w", err)
 	}
