@@ -9,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilptr "k8s.io/utils/ptr"
@@ -373,4 +374,46 @@ spec:
 	if err != nil || len(pods.Items) != 1 || pods.Items[0].Spec.NodeName != workloads.NodeName(3) {
 		t.Errorf("tolerating pod: %v (%v), want it on node-3", pods, err)
 	}
+}
+
+// TestWorkloadsPDBBlocksEviction: kube's disruption controller keeps the
+// budget's status, and an eviction that would break it is refused.
+func TestWorkloadsPDBBlocksEviction(t *testing.T) {
+	s, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	s.mustKubectl(t, "create", "deployment", "guarded", "--image=nginx", "--replicas=2")
+	s.mustKubectl(t, "rollout", "status", "deployment/guarded", "--timeout=60s")
+	s.mustKubectl(t, "create", "poddisruptionbudget", "guarded", "--selector=app=guarded", "--min-available=2")
+	waitFor(t, 30*time.Second, "the budget's status", func(ctx context.Context) (bool, error) {
+		pdb, err := cs.PolicyV1().PodDisruptionBudgets("default").Get(ctx, "guarded", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return pdb.Status.ObservedGeneration == pdb.Generation && pdb.Status.CurrentHealthy == 2 && pdb.Status.ExpectedPods == 2, nil
+	})
+	pods, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=guarded"})
+	if err != nil || len(pods.Items) != 2 {
+		t.Fatalf("pods: %v (%v)", pods, err)
+	}
+	victim := pods.Items[0].Name
+	evict := func() error {
+		return cs.PolicyV1().Evictions("default").Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: victim, Namespace: "default"}})
+	}
+	err = evict()
+	if !apierrors.IsTooManyRequests(err) || !strings.Contains(err.Error(), "disruption budget") {
+		t.Fatalf("eviction against a budget allowing none: %v, want 429 naming the disruption budget", err)
+	}
+	// A looser budget lets one go.
+	s.mustKubectl(t, "patch", "poddisruptionbudget", "guarded", "--type=merge", "-p", `{"spec":{"minAvailable":1}}`)
+	waitFor(t, 30*time.Second, "the eviction to be allowed", func(ctx context.Context) (bool, error) {
+		err := evict()
+		if apierrors.IsTooManyRequests(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	waitFor(t, 30*time.Second, "the evicted pod to go", func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().Pods("default").Get(ctx, victim, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
 }
