@@ -88,6 +88,9 @@ func (cp *ControlPlane) installCoreAPI() error {
 		})
 	})
 	cp.cachers = cachers
+	if err := cp.installFlowControl(); err != nil {
+		return err
+	}
 	if err := cp.Core.AddPostStartHook("bootstrap-namespaces", cp.bootstrapNamespaces); err != nil {
 		return err
 	}
