@@ -91,6 +91,9 @@ func (cp *ControlPlane) installCoreAPI() error {
 	if err := cp.installFlowControl(); err != nil {
 		return err
 	}
+	if err := cp.installServiceCIDRs(); err != nil {
+		return err
+	}
 	if err := cp.Core.AddPostStartHook("bootstrap-namespaces", cp.bootstrapNamespaces); err != nil {
 		return err
 	}
