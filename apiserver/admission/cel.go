@@ -3,6 +3,7 @@ package admission
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 
 	"github.com/google/cel-go/cel"
@@ -25,7 +26,17 @@ var (
 
 func env() (*cel.Env, error) {
 	celEnvOnce.Do(func() {
-		opts := []cel.EnvOption{ext.Strings(), ext.Sets(), ext.Lists(), ext.Math(), ext.Encoders()}
+		opts := []cel.EnvOption{ext.Strings(), ext.Sets(), ext.Lists(), ext.Math(), ext.Encoders(),
+			// Mutating policies build Object{...} and JSONPatch{...} values.
+			cel.CustomTypeProvider(mutationTypes{baseRegistry()}),
+			cel.Function("jsonpatch.escapeKey", cel.Overload("jsonpatch_escapeKey_string", []*cel.Type{cel.StringType}, cel.StringType,
+				cel.UnaryBinding(func(v ref.Val) ref.Val {
+					s, ok := v.Value().(string)
+					if !ok {
+						return types.NewErr("jsonpatch.escapeKey takes a string")
+					}
+					return types.String(strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1"))
+				})))}
 		for _, v := range celVariables {
 			opts = append(opts, cel.Variable(v, cel.DynType))
 		}
@@ -120,4 +131,13 @@ func isNilObject(o runtime.Object) bool {
 	}
 	v := reflect.ValueOf(o)
 	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+// baseRegistry is CEL's standard type registry, under the mutation types.
+func baseRegistry() types.Provider {
+	r, err := types.NewRegistry()
+	if err != nil {
+		panic(err) // only with bad arguments, and there are none
+	}
+	return r
 }

@@ -1,7 +1,7 @@
 package admission
 
 // NewChain is kube-apiserver's default admission order: the built-in
-// plugins, then mutating webhooks; in the validation phase (each plugin's
+// plugins, then mutating admission policies and mutating webhooks; in the validation phase (each plugin's
 // Validate in the same order), PodSecurity, ResourceQuota,
 // ValidatingAdmissionPolicies and validating webhooks. NamespaceLifecycle
 // is the REST store's own check.
@@ -17,6 +17,7 @@ func NewChain(src Source) (Chain, error) {
 		Priority(src),
 		DefaultStorageClass(src),
 		podSecurity,
+		MutatingAdmissionPolicies(src),
 		NewMutatingWebhooks(src),
 		ValidatingAdmissionPolicies(src),
 		NewValidatingWebhooks(src),
