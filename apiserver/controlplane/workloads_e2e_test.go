@@ -21,7 +21,7 @@ import (
 )
 
 // startWorkloads starts devplane with n simulated nodes and waits until
-// they are Ready.
+// they are Ready and have their Leases.
 func startWorkloads(t *testing.T, n int) (*started, *kubernetes.Clientset) {
 	t.Helper()
 	s := startControlPlaneWith(t, controlplane.Options{Nodes: n})
@@ -39,7 +39,12 @@ func startWorkloads(t *testing.T, n int) (*started, *kubernetes.Clientset) {
 				}
 			}
 		}
-		return ready == n, nil
+		if ready != n {
+			return false, nil
+		}
+		// Each node's Lease follows its registration.
+		leases, err := cs.CoordinationV1().Leases("kube-node-lease").List(ctx, metav1.ListOptions{})
+		return err == nil && len(leases.Items) == n, err
 	})
 	return s, cs
 }
