@@ -125,11 +125,20 @@ func (i *Instance) Reset(ctx context.Context, keepCRDs bool) error {
 		}
 	}
 	// Restored baseline objects get their new resourceVersion from etcd,
-	// so the baseline follows them.
+	// so the baseline follows them. Only those: everything else now in
+	// etcd (CRDs kept by keepCRDs) was not there at Start, and a later
+	// Reset must still delete it.
 	if len(restores) > 0 {
-		if i.baseline, err = takeBaseline(ctx, client); err != nil {
+		fresh, err := takeBaseline(ctx, client)
+		if err != nil {
 			return fmt.Errorf("testenv: reset: %w", err)
 		}
+		for key := range fresh.keys {
+			if _, atStart := i.baseline.keys[key]; !atStart {
+				delete(fresh.keys, key)
+			}
+		}
+		i.baseline = fresh
 	}
 	return i.waitForCaches(ctx, rev, touched)
 }

@@ -20,8 +20,10 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -603,5 +605,54 @@ func TestWorkloadsOffByDefaultInTestenv(t *testing.T) {
 	}
 	if len(nodes.Items) != 0 {
 		t.Errorf("%d nodes without Workloads", len(nodes.Items))
+	}
+}
+
+// TestResetKeepsTheBaselineToStartUpObjects is the deterministic form of a
+// race seen under load: a Reset that has to restore a start-up object
+// (here, the default namespace's labels, changed on purpose) must not make
+// the CRDs it kept part of what later Resets restore. Before the fix the
+// baseline was re-read whole after such a restore, so Reset(false) kept
+// serving the CRD.
+func TestResetKeepsTheBaselineToStartUpObjects(t *testing.T) {
+	env := testenv.StartT(t, testenv.Options{CRDDirectoryPaths: []string{exampleCRDs}})
+	ctx := t.Context()
+	cs, err := kubernetes.NewForConfig(env.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Namespaces().Patch(ctx, "default", types.MergePatchType, []byte(`{"metadata":{"labels":{"changed":"yes"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Reset(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := cs.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{})
+	if err != nil || ns.Labels["changed"] != "" {
+		t.Fatalf("default namespace not restored by Reset: %v %v", err, ns.Labels)
+	}
+	if _, err := widgetClient(t, env, "default").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatalf("Widgets not served after Reset(keepCRDs=true): %v", err)
+	}
+	if err := env.Reset(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	crds, err := apiextensionsclient.NewForConfig(env.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := crds.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, "widgets.examples.devplane.dev", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the CRD kept by Reset(keepCRDs=true) survived Reset(keepCRDs=false): %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := widgetClient(t, env, "default").List(ctx, metav1.ListOptions{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Widgets still served 10s after Reset(keepCRDs=false): %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
