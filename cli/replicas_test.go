@@ -249,7 +249,7 @@ func waitForReplicas(t *testing.T, kubectl, port string, r1, r2 replica) (leader
 
 // waitForTakeover waits until survivor holds the controllers' lease and is
 // alone in the endpoints, then checks the controllers work there: a
-// namespace deletion completes.
+// namespace deletion completes, a Deployment rolls out.
 func waitForTakeover(t *testing.T, kubectl, port string, survivor replica) {
 	t.Helper()
 	eventually(t, 45*time.Second, "the other replica holds the controllers' lease", func() string {
@@ -272,6 +272,11 @@ func waitForTakeover(t *testing.T, kubectl, port string, survivor replica) {
 	if r := run(t, kubectl, "--kubeconfig", k, "get", "namespace", "after-failover"); r.code == 0 || !strings.Contains(r.stderr, "NotFound") {
 		t.Fatalf("namespace still there after delete: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// The workload machinery (nodes, kubelets, scheduler, controllers)
+	// moved with the controllers: a new Deployment rolls out.
+	name := "after-failover-" + strings.TrimSuffix(strings.TrimPrefix(survivor.prefix, "devplane-"), "-")
+	kubectlOut(t, kubectl, "--kubeconfig", k, "create", "deployment", name, "--image=nginx", "--replicas=2")
+	kubectlOut(t, kubectl, "--kubeconfig", k, "rollout", "status", "deployment/"+name, "--timeout=60s")
 }
 
 func TestEventTTL(t *testing.T) {
