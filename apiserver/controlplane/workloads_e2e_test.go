@@ -196,7 +196,8 @@ func TestWorkloadsKubeletRunsBoundPods(t *testing.T) {
 
 	// A long-running pod with an init container and a readiness probe.
 	web := boundPod("web", func(p *corev1.Pod) {
-		p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox"}}
+		p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox"},
+			{Name: "sidecar", Image: "envoy", RestartPolicy: utilptr.To(corev1.ContainerRestartPolicyAlways)}}
 		p.Spec.Containers[0].ReadinessProbe = &corev1.Probe{InitialDelaySeconds: 1,
 			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstrFromInt(80)}}}
 	})
@@ -217,9 +218,11 @@ func TestWorkloadsKubeletRunsBoundPods(t *testing.T) {
 			t.Errorf("condition %s = %q", c, podCondition(p, c))
 		}
 	}
-	if len(p.Status.InitContainerStatuses) != 1 || p.Status.InitContainerStatuses[0].State.Terminated == nil ||
+	if len(p.Status.InitContainerStatuses) != 2 || p.Status.InitContainerStatuses[0].State.Terminated == nil ||
 		p.Status.InitContainerStatuses[0].State.Terminated.Reason != "Completed" {
 		t.Errorf("init container status %+v", p.Status.InitContainerStatuses)
+	} else if side := p.Status.InitContainerStatuses[1]; side.State.Running == nil || !utilptr.Deref(side.Started, false) || !side.Ready {
+		t.Errorf("sidecar status %+v: want running, started and ready", side)
 	}
 	cs0 := p.Status.ContainerStatuses[0]
 	if cs0.State.Running == nil || !cs0.Ready || !utilptr.Deref(cs0.Started, false) || !strings.HasPrefix(cs0.ContainerID, "devplane://") ||

@@ -351,7 +351,15 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, e
 				k.start(pod, &cs, now, initPath(i), events)
 			}
 			started := k.startedAt(pod, &cs)
-			cs.Ready = readyAt(c, started, now, soon)
+			cs.Started = ptr.To(probePassed(c.StartupProbe, started, now, soon))
+			cs.Ready = *cs.Started && readyAt(c, started, now, soon)
+			if !*cs.Started {
+				// The next init container waits for the sidecar to start.
+				initDone = false
+				notInitialized = append(notInitialized, c.Name)
+				initStatuses[i] = cs
+				continue
+			}
 		case cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0:
 		case cs.State.Running == nil:
 			k.start(pod, &cs, now, initPath(i), events)
