@@ -1,5 +1,5 @@
-// Package cli is devplane's command line: `up`, `status`, `kubeconfig`,
-// `reset` and `version`. Each command follows kube-apiserver's options
+// Package cli is devplane's command line: `up`, `down`, `wait`, `status`,
+// `kubeconfig`, `reset`, `version` and `completion`. Each command follows kube-apiserver's options
 // pattern: flags fill Options, Complete() fills defaults, Validate() reports
 // every problem at once, Run() does the work.
 package cli
@@ -39,9 +39,11 @@ func NewApp() *cli.App {
 			kubeconfigCommand(),
 			resetCommand(),
 			versionCommand(),
+			completionCommand(),
 		},
-		HideHelpCommand: true,
-		ExitErrHandler:  func(*cli.Context, error) {}, // Main decides the exit code
+		EnableBashCompletion: true, // the completion scripts' protocol
+		HideHelpCommand:      true,
+		ExitErrHandler:       func(*cli.Context, error) {}, // Main decides the exit code
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sigs.k8s.io/yaml"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -156,6 +158,39 @@ func TestUpServesKubectlAndRestartsWithSameCA(t *testing.T) {
 	if st.code != 0 || json.Unmarshal([]byte(st.stdout), &report) != nil || !report.Ready || len(report.Checks) == 0 {
 		t.Fatalf("status -o json: %d %q", st.code, st.stdout)
 	}
+	// Machine-readable: lower-camel-case keys and named states, in JSON
+	// and YAML alike.
+	for _, format := range []string{"json", "yaml"} {
+		out := run(t, devplaneBin, "status", "--data-dir", dir, "-o", format)
+		var doc map[string]any
+		if err := yaml.Unmarshal([]byte(out.stdout), &doc); err != nil || out.code != 0 {
+			t.Fatalf("status -o %s: %d %v %q", format, out.code, err, out.stdout)
+		}
+		if doc["running"] != true || doc["ready"] != true || doc["name"] == nil {
+			t.Errorf("status -o %s: %v", format, doc)
+		}
+		checks, _ := doc["checks"].([]any)
+		states := map[string]bool{}
+		for _, c := range checks {
+			check := c.(map[string]any)
+			for key := range check {
+				if key[0] < 'a' || key[0] > 'z' {
+					t.Errorf("status -o %s: key %q is not lower camel case", format, key)
+				}
+			}
+			states[check["kind"].(string)+"="+check["state"].(string)] = true
+		}
+		if !states["check=ok"] || !states["hook=done"] {
+			t.Errorf("status -o %s: states %v, want checks ok and hooks done", format, states)
+		}
+		for s := range states {
+			kind, state, _ := strings.Cut(s, "=")
+			if !slices.Contains(map[string][]string{"check": {"ok", "failing", "pending"}, "hook": {"pending", "running", "done", "failed"},
+				"step": {"pending", "running", "done", "failed"}}[kind], state) {
+				t.Errorf("status -o %s: unknown state %s", format, s)
+			}
+		}
+	}
 	if r := run(t, devplaneBin, "reset", "--data-dir", dir); r.code != 1 || !strings.Contains(r.stdout+r.stderr, "running") {
 		t.Fatalf("reset while running: %d %q %q", r.code, r.stdout, r.stderr)
 	}
@@ -285,5 +320,55 @@ func TestVersion(t *testing.T) {
 	r := run(t, devplaneBin, "version")
 	if r.code != 0 || !strings.Contains(r.stdout, "kubernetes API: v1.") || !strings.Contains(r.stdout, "go: go1.") {
 		t.Errorf("version: %d %q", r.code, r.stdout)
+	}
+}
+
+func TestVersionAndCompletion(t *testing.T) {
+	r := run(t, devplaneBin, "version", "-o", "json")
+	var v map[string]string
+	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || r.code != 0 || v["version"] == "" || v["gitCommit"] == "" ||
+		!strings.HasPrefix(v["kubernetesAPI"], "v1.") || v["platform"] == "" {
+		t.Errorf("version -o json: %d %v %q", r.code, err, r.stdout)
+	}
+
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash here")
+	}
+	script := run(t, devplaneBin, "completion", "bash")
+	if script.code != 0 {
+		t.Fatalf("completion bash: %d %s", script.code, script.stderr)
+	}
+	path := filepath.Join(t.TempDir(), "devplane.bash")
+	if err := os.WriteFile(path, []byte(script.stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bash, "-n", path).CombinedOutput(); err != nil {
+		t.Fatalf("bash -n: %v\n%s", err, out)
+	}
+	// What bash does on Tab: the words so far, then the function.
+	complete := func(words ...string) string {
+		t.Helper()
+		cmd := fmt.Sprintf(`source %q; COMP_WORDS=(%q %s); COMP_CWORD=%d; _devplane_complete; echo "${COMPREPLY[*]}"`,
+			path, devplaneBin, strings.Join(words, " "), len(words))
+		out, err := exec.Command(bash, "-c", cmd).CombinedOutput()
+		if err != nil {
+			t.Fatalf("completing %v: %v\n%s", words, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	if got := complete("st"); got != "status" {
+		t.Errorf("devplane st<Tab>: %q, want status", got)
+	}
+	if got := complete("status", "--da"); got != "--data-dir" {
+		t.Errorf("devplane status --da<Tab>: %q, want --data-dir", got)
+	}
+	for _, shell := range []string{"zsh", "fish", "powershell"} {
+		if r := run(t, devplaneBin, "completion", shell); r.code != 0 || !strings.Contains(r.stdout, "devplane") {
+			t.Errorf("completion %s: %d %q", shell, r.code, r.stderr)
+		}
+	}
+	if r := run(t, devplaneBin, "completion", "tcsh"); r.code == 0 || !strings.Contains(r.stderr, "bash, zsh, fish or powershell") {
+		t.Errorf("completion tcsh: %d %q", r.code, r.stderr)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -67,8 +66,7 @@ func runDetached(c *cli.Context, timeout time.Duration) error {
 	cmd := exec.Command(exe, withoutDetachFlags(os.Args[1:])...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Env = append(os.Environ(), detachedEnv+"=1")
-	// Its own session: the terminal's Ctrl-C and hang-up do not reach it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = detachAttrs()
 	if err := cmd.Start(); err != nil {
 		return exitf(1, "error: starting devplane in the background: %v", err)
 	}
@@ -90,7 +88,7 @@ func runDetached(c *cli.Context, timeout time.Duration) error {
 		case err := <-exited:
 			return exitf(1, "error: devplane exited before it was ready (%v); last lines of %s:\n%s", err, logPath, lastLines(logPath, logStart, 20))
 		case <-ctx.Done():
-			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_ = requestStop(dir, cmd.Process)
 			return exitf(1, "error: devplane was not ready within %s (stopped it); last lines of %s:\n%s", timeout, logPath, lastLines(logPath, logStart, 20))
 		case <-tick.C:
 		}
@@ -164,7 +162,7 @@ func downCommand() *cli.Command {
 			if err != nil {
 				return exitf(1, "error: %v", err)
 			}
-			if err := p.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			if err := requestStop(dir, p); err != nil && !errors.Is(err, os.ErrProcessDone) {
 				return exitf(1, "error: stopping pid %d: %v", st.PID, err)
 			}
 			deadline := time.Now().Add(timeout)
@@ -174,7 +172,7 @@ func downCommand() *cli.Command {
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
-			fmt.Fprintf(c.App.Writer, "devplane %q stopped\n", inst.name)
+			fmt.Fprintf(c.App.Writer, "devplane %q stopped\n", st.Name)
 			return nil
 		},
 	}

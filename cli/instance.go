@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
+	"runtime"
 
 	"github.com/urfave/cli/v2"
 )
@@ -21,15 +21,36 @@ const (
 // defaultDataDir is $XDG_DATA_HOME/devplane/<name>, i.e.
 // ~/.local/share/devplane/<name> when XDG_DATA_HOME is unset.
 func defaultDataDir(name string) (string, error) {
-	base := os.Getenv("XDG_DATA_HOME")
-	if base == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("cannot find a home directory for the data dir (set --data-dir): %w", err)
-		}
-		base = filepath.Join(home, ".local", "share")
+	base, err := dataHome(runtime.GOOS, os.Getenv, os.UserHomeDir)
+	if err != nil {
+		return "", err
 	}
 	return filepath.Join(base, "devplane", name), nil
+}
+
+// dataHome is where applications keep their data on goos: $XDG_DATA_HOME
+// when set, else %LOCALAPPDATA% on Windows, ~/Library/Application Support
+// on macOS and ~/.local/share elsewhere.
+func dataHome(goos string, getenv func(string) string, home func() (string, error)) (string, error) {
+	if base := getenv("XDG_DATA_HOME"); base != "" {
+		return base, nil
+	}
+	if goos == "windows" {
+		if base := getenv("LOCALAPPDATA"); base != "" {
+			return base, nil
+		}
+	}
+	dir, err := home()
+	if err != nil {
+		return "", fmt.Errorf("cannot find a home directory for the data dir (set --data-dir): %w", err)
+	}
+	switch goos {
+	case "windows":
+		return filepath.Join(dir, "AppData", "Local"), nil
+	case "darwin":
+		return filepath.Join(dir, "Library", "Application Support"), nil
+	}
+	return filepath.Join(dir, ".local", "share"), nil
 }
 
 // instanceState is what a running `devplane up` writes so that `status`,
@@ -81,17 +102,6 @@ func readState(dataDir string) (st instanceState, ok bool, err error) {
 		return st, false, fmt.Errorf("%s: %w", filepath.Join(dataDir, stateFileName), err)
 	}
 	return st, processAlive(st.PID), nil
-}
-
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return false
-	}
-	return p.Signal(syscall.Signal(0)) == nil
 }
 
 // resolveDataDir is --data-dir if given, else the default for --name.

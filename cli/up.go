@@ -370,8 +370,9 @@ func (o *UpOptions) Run(parent context.Context, stdout *os.File, stderr io.Write
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(signals)
+	watchStopRequests(ctx, o.DataDir, func() { signals <- os.Interrupt })
 	go func() {
 		select {
 		case <-signals:

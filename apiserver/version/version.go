@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	apimachineryversion "k8s.io/apimachinery/pkg/version"
 )
@@ -17,29 +18,75 @@ const (
 	Minor = "37"
 )
 
-// Set by -ldflags "-X github.com/devplane/devplane/apiserver/version.gitCommit=..."
-// when building a release; otherwise read from the Go build info.
+// Set at build time by `task release`:
+//
+//	-ldflags "-X github.com/devplane/devplane/apiserver/version.stampedVersion=0.2.0
+//	          -X github.com/devplane/devplane/apiserver/version.gitCommit=<sha>
+//	          -X github.com/devplane/devplane/apiserver/version.buildDate=<RFC 3339>"
+//
+// Unstamped builds read what Go recorded instead (`go install
+// github.com/devplane/devplane@v0.2.0` records the module version; a build
+// in a git checkout records the commit, unless -buildvcs=false).
 var (
-	gitCommit = ""
-	buildDate = "1970-01-01T00:00:00Z"
-	// Devplane is devplane's own release version.
-	Devplane = "0.1.0"
+	stampedVersion = ""
+	gitCommit      = ""
+	buildDate      = "1970-01-01T00:00:00Z"
 )
 
-// Commit returns the short git commit this binary was built from, or "dev".
-func Commit() string {
-	if gitCommit != "" {
-		return gitCommit
+// baseVersion is the release the source is heading to; a build with no
+// other version information reports it with a "-dev" suffix.
+const baseVersion = "0.1.0"
+
+// Devplane is devplane's own version: stamped, else the module version Go
+// recorded, else baseVersion-dev.
+var Devplane = resolveVersion(stampedVersion, buildInfo())
+
+// Commit returns the short git commit this binary was built from
+// ("-dirty" when built from a modified tree), or "dev".
+func Commit() string { return resolveCommit(gitCommit, buildInfo()) }
+
+func buildInfo() *debug.BuildInfo {
+	info, _ := debug.ReadBuildInfo()
+	return info
+}
+
+func resolveVersion(stamped string, info *debug.BuildInfo) string {
+	if stamped != "" {
+		return strings.TrimPrefix(stamped, "v")
 	}
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range info.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 7 {
-				return s.Value[:7]
-			}
+	if info != nil && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return strings.TrimPrefix(info.Main.Version, "v")
+	}
+	return baseVersion + "-dev"
+}
+
+func resolveCommit(stamped string, info *debug.BuildInfo) string {
+	if stamped != "" {
+		return stamped
+	}
+	if info == nil {
+		return "dev"
+	}
+	commit, dirty := "", false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			commit = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
 		}
 	}
-	return "dev"
+	if len(commit) < 7 {
+		return "dev"
+	}
+	if dirty {
+		return commit[:7] + "-dirty"
+	}
+	return commit[:7]
 }
+
+// BuildDate is when a release was built (the epoch when not stamped).
+func BuildDate() string { return buildDate }
 
 // Get returns the /version answer.
 func Get() apimachineryversion.Info {
