@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,25 +31,11 @@ func MutatingAdmissionPolicies(src Source) Interface {
 		if a.Object == nil || isNilObject(a.Object) {
 			return nil // deletes have nothing to mutate
 		}
-		bindings, err := src.List(ctx, mutatingBindingsGVR, "", false)
-		if err != nil || len(bindings) == 0 {
-			return err
-		}
-		sort.Slice(bindings, func(i, j int) bool { return nameOfObject(bindings[i]) < nameOfObject(bindings[j]) })
-		for _, bo := range bindings {
-			b := bo.(*admissionregistrationv1.MutatingAdmissionPolicyBinding)
-			po, err := src.Get(ctx, mutatingPoliciesGVR, "", b.Spec.PolicyName)
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			if err := mutateWithPolicy(ctx, src, po.(*admissionregistrationv1.MutatingAdmissionPolicy), b, a); err != nil {
-				return err
-			}
-		}
-		return nil
+		return eachBoundPolicy(ctx, src, mutatingBindingsGVR, mutatingPoliciesGVR,
+			func(b *admissionregistrationv1.MutatingAdmissionPolicyBinding) string { return b.Spec.PolicyName },
+			func(p *admissionregistrationv1.MutatingAdmissionPolicy, b *admissionregistrationv1.MutatingAdmissionPolicyBinding) error {
+				return mutateWithPolicy(ctx, src, p, b, a)
+			})
 	}}
 }
 

@@ -26,26 +26,38 @@ var (
 // paramKind.
 func ValidatingAdmissionPolicies(src Source) Interface {
 	return Func{ValidateFunc: func(ctx context.Context, a *Attributes) error {
-		bindings, err := src.List(ctx, bindingsGVR, "", false)
-		if err != nil || len(bindings) == 0 {
+		return eachBoundPolicy(ctx, src, bindingsGVR, policiesGVR,
+			func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) string { return b.Spec.PolicyName },
+			func(p *admissionregistrationv1.ValidatingAdmissionPolicy, b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) error {
+				return evaluatePolicy(ctx, src, p, b, a)
+			})
+	}}
+}
+
+// eachBoundPolicy calls fn for every binding of bindingsGVR, in name
+// order, with the policy of policiesGVR it names; bindings of missing
+// policies are skipped, as in kube.
+func eachBoundPolicy[B, P runtime.Object](ctx context.Context, src Source, bindingsGVR, policiesGVR schema.GroupVersionResource,
+	policyName func(B) string, fn func(P, B) error) error {
+	bindings, err := src.List(ctx, bindingsGVR, "", false)
+	if err != nil || len(bindings) == 0 {
+		return err
+	}
+	sort.Slice(bindings, func(i, j int) bool { return nameOfObject(bindings[i]) < nameOfObject(bindings[j]) })
+	for _, bo := range bindings {
+		b := bo.(B)
+		po, err := src.Get(ctx, policiesGVR, "", policyName(b))
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
 			return err
 		}
-		sort.Slice(bindings, func(i, j int) bool { return nameOfObject(bindings[i]) < nameOfObject(bindings[j]) })
-		for _, bo := range bindings {
-			b := bo.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding)
-			po, err := src.Get(ctx, policiesGVR, "", b.Spec.PolicyName)
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			if err := evaluatePolicy(ctx, src, po.(*admissionregistrationv1.ValidatingAdmissionPolicy), b, a); err != nil {
-				return err
-			}
+		if err := fn(po.(P), b); err != nil {
+			return err
 		}
-		return nil
-	}}
+	}
+	return nil
 }
 
 func matchResources(ctx context.Context, src Source, m *admissionregistrationv1.MatchResources, a *Attributes) (bool, error) {
