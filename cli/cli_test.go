@@ -33,6 +33,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building devplane:", err)
 		os.Exit(1)
 	}
+	evictFromPageCache(devplaneBin)
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
