@@ -38,7 +38,7 @@ type reads struct {
 func (r reads) typed(resource string, tweak func(*metav1.ListOptions)) cache.ListerWatcher {
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: resource}
 	if lr, ok := r.lookup(gvr); ok {
-		return localListWatch(lr, tweak)
+		return LocalListWatch(lr, tweak)
 	}
 	if tweak == nil {
 		tweak = func(*metav1.ListOptions) {}
@@ -67,8 +67,8 @@ func (r reads) lookup(gvr schema.GroupVersionResource) (LocalReader, bool) {
 	return r.local(gvr)
 }
 
-// localListWatch adapts a LocalReader to an informer's ListerWatcher.
-func localListWatch(lr LocalReader, tweak func(*metav1.ListOptions)) cache.ListerWatcher {
+// LocalListWatch adapts a LocalReader to an informer's ListerWatcher.
+func LocalListWatch(lr LocalReader, tweak func(*metav1.ListOptions)) cache.ListerWatcher {
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			if tweak != nil {

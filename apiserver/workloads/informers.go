@@ -2,7 +2,6 @@ package workloads
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +26,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/devplane/devplane/apiserver/builtin"
 	"github.com/devplane/devplane/apiserver/controllers"
 )
 
@@ -94,7 +94,7 @@ func (f *localFactory) newInformer(obj runtime.Object, newFunc internalinterface
 			if gvr.Group == "" && gvr.Resource == "pods" && f.podFieldSelector != "" {
 				tweak = func(o *metav1.ListOptions) { o.FieldSelector = f.podFieldSelector }
 			}
-			lw = localListWatch(lr, tweak)
+			lw = controllers.LocalListWatch(lr, tweak)
 		} else {
 			f.mu.Lock()
 			f.notServed = append(f.notServed, gvr.String())
@@ -146,45 +146,24 @@ func (f *localFactory) Coordination() coordination.Interface {
 	return coordination.New(f, metav1.NamespaceAll, nil)
 }
 
-// resourceOf names the resource of a built-in kind's Go type.
+// resourceOf names the resource of a built-in kind's Go type, as the
+// catalogue serves it.
 func resourceOf(obj runtime.Object) (schema.GroupVersionResource, bool) {
 	gvks, _, err := scheme.Scheme.ObjectKinds(obj)
 	if err != nil || len(gvks) == 0 {
 		return schema.GroupVersionResource{}, false
 	}
-	gvk := gvks[0]
-	kind := strings.ToLower(gvk.Kind)
-	var plural string
-	switch {
-	case kind == "endpoints":
-		plural = kind
-	case strings.HasSuffix(kind, "s"), strings.HasSuffix(kind, "ch"), strings.HasSuffix(kind, "sh"), strings.HasSuffix(kind, "x"):
-		plural = kind + "es"
-	case strings.HasSuffix(kind, "y") && !strings.HasSuffix(kind, "ay") && !strings.HasSuffix(kind, "ey"):
-		plural = kind[:len(kind)-1] + "ies"
-	default:
-		plural = kind + "s"
-	}
-	return gvk.GroupVersion().WithResource(plural), true
+	gvr, ok := resourcesByKind()[gvks[0]]
+	return gvr, ok
 }
 
-// localListWatch adapts a watch cache to an informer's ListerWatcher.
-func localListWatch(lr controllers.LocalReader, tweak func(*metav1.ListOptions)) cache.ListerWatcher {
-	return &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			if tweak != nil {
-				tweak(&opts)
-			}
-			return lr.List(ctx, metav1.NamespaceAll, opts)
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			if tweak != nil {
-				tweak(&opts)
-			}
-			return lr.Watch(ctx, metav1.NamespaceAll, opts)
-		},
+var resourcesByKind = sync.OnceValue(func() map[schema.GroupVersionKind]schema.GroupVersionResource {
+	out := map[schema.GroupVersionKind]schema.GroupVersionResource{}
+	for _, k := range builtin.Kinds() {
+		out[k.GroupVersion.WithKind(k.Kind)] = k.GroupVersion.WithResource(k.Resource)
 	}
-}
+	return out
+})
 
 // emptyListWatch lists nothing and watches until the informer stops.
 func emptyListWatch(obj runtime.Object) cache.ListerWatcher {
