@@ -240,14 +240,8 @@ func defaultPriorityLevel(pl *flowcontrolv1.PriorityLevelConfiguration) {
 	if l == nil {
 		return
 	}
-	if l.NominalConcurrencyShares == nil {
-		v := int32(30)
-		l.NominalConcurrencyShares = &v
-	}
-	if l.LendablePercent == nil {
-		v := int32(0)
-		l.LendablePercent = &v
-	}
+	setIfNil(&l.NominalConcurrencyShares, 30)
+	setIfNil(&l.LendablePercent, 0)
 	if q := l.LimitResponse.Queuing; q != nil {
 		if q.Queues == 0 {
 			q.Queues = 64
@@ -262,20 +256,10 @@ func defaultPriorityLevel(pl *flowcontrolv1.PriorityLevelConfiguration) {
 }
 
 func defaultMutatingAdmissionPolicy(p *admissionregistrationv1.MutatingAdmissionPolicy) {
-	if p.Spec.FailurePolicy == nil {
-		fail := admissionregistrationv1.Fail
-		p.Spec.FailurePolicy = &fail
-	}
+	setIfNil(&p.Spec.FailurePolicy, admissionregistrationv1.Fail)
 	if m := p.Spec.MatchConstraints; m != nil {
-		if m.MatchPolicy == nil {
-			eq := admissionregistrationv1.Equivalent
-			m.MatchPolicy = &eq
-		}
-		if m.NamespaceSelector == nil {
-			m.NamespaceSelector = &metav1.LabelSelector{}
-		}
-		if m.ObjectSelector == nil {
-			m.ObjectSelector = &metav1.LabelSelector{}
-		}
+		setIfNil(&m.MatchPolicy, admissionregistrationv1.Equivalent)
+		setIfNil(&m.NamespaceSelector, metav1.LabelSelector{})
+		setIfNil(&m.ObjectSelector, metav1.LabelSelector{})
 	}
 }

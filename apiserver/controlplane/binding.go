@@ -32,14 +32,8 @@ func (cp *ControlPlane) installBinding() {
 		return &metav1.Status{Status: metav1.StatusSuccess, Code: http.StatusCreated}, nil
 	}
 
-	withBinding := *pods
-	withBinding.CreateSubresources = map[string]*registry.SubresourceCreate{}
-	for k, v := range pods.CreateSubresources {
-		withBinding.CreateSubresources[k] = v
-	}
-	withBinding.CreateSubresources["binding"] = &registry.SubresourceCreate{
-		Kind: corev1.SchemeGroupVersion.WithKind("Binding"), New: newBinding, Create: bind}
-	cp.CoreRegistry.Add(&withBinding)
+	cp.CoreRegistry.AddCreateSubresource(pods.GVR, "binding", &registry.SubresourceCreate{
+		Kind: corev1.SchemeGroupVersion.WithKind("Binding"), New: newBinding, Create: bind})
 
 	cp.CoreRegistry.Add(&registry.Resource{
 		GVR:        corev1.SchemeGroupVersion.WithResource("bindings"),

@@ -35,14 +35,8 @@ func (cp *ControlPlane) installEviction() {
 		return
 	}
 	e := &evictions{pods: pods.Store, pdbs: pdbs.Store}
-	withEviction := *pods
-	withEviction.CreateSubresources = map[string]*registry.SubresourceCreate{}
-	for k, v := range pods.CreateSubresources {
-		withEviction.CreateSubresources[k] = v
-	}
-	withEviction.CreateSubresources["eviction"] = &registry.SubresourceCreate{
-		Kind: policyv1.SchemeGroupVersion.WithKind("Eviction"), New: func() runtime.Object { return &policyv1.Eviction{} }, Create: e.evict}
-	cp.CoreRegistry.Add(&withEviction)
+	cp.CoreRegistry.AddCreateSubresource(pods.GVR, "eviction", &registry.SubresourceCreate{
+		Kind: policyv1.SchemeGroupVersion.WithKind("Eviction"), New: func() runtime.Object { return &policyv1.Eviction{} }, Create: e.evict})
 }
 
 type evictions struct{ pods, pdbs *registry.Store }
@@ -62,15 +56,12 @@ func (e *evictions) evict(ctx context.Context, namespace, name string, obj runti
 			return nil, err
 		}
 		pod := podObj.(*corev1.Pod)
-		done, err := e.takeDisruption(ctx, pod, deleteOpts)
+		err = e.takeDisruption(ctx, pod, deleteOpts)
 		if apierrors.IsConflict(err) && attempt < evictionRetries {
 			continue
 		}
 		if err != nil {
 			return nil, err
-		}
-		if !done {
-			return nil, apierrors.NewInternalError(fmt.Errorf("eviction of pod %s was neither allowed nor refused", name))
 		}
 		if _, _, err := e.pods.Delete(ctx, namespace, name, &deleteOpts); err != nil {
 			return nil, err
@@ -80,15 +71,15 @@ func (e *evictions) evict(ctx context.Context, namespace, name string, obj runti
 }
 
 // takeDisruption checks the pod's budget and records the disruption in its
-// status; true when the pod may be deleted.
-func (e *evictions) takeDisruption(ctx context.Context, pod *corev1.Pod, opts metav1.DeleteOptions) (bool, error) {
+// status; nil when the pod may be deleted.
+func (e *evictions) takeDisruption(ctx context.Context, pod *corev1.Pod, opts metav1.DeleteOptions) error {
 	// Pods that are not running, or already going, disrupt nothing.
 	if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodPending {
-		return true, nil
+		return nil
 	}
 	list, err := e.pdbs.List(ctx, pod.Namespace, metav1.ListOptions{})
 	if err != nil {
-		return false, err
+		return err
 	}
 	var matching []*policyv1.PodDisruptionBudget
 	for _, item := range list.(*policyv1.PodDisruptionBudgetList).Items {
@@ -103,14 +94,14 @@ func (e *evictions) takeDisruption(ctx context.Context, pod *corev1.Pod, opts me
 	}
 	switch len(matching) {
 	case 0:
-		return true, nil
+		return nil
 	case 1:
 	default:
-		return false, apierrors.NewInternalError(fmt.Errorf("This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."))
+		return apierrors.NewInternalError(fmt.Errorf("This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."))
 	}
 	pdb := matching[0]
 	if pdb.Status.ObservedGeneration < pdb.Generation {
-		return false, tooManyRequests(fmt.Sprintf("The disruption budget %s is still being processed by the server.", pdb.Name))
+		return tooManyRequests(fmt.Sprintf("The disruption budget %s is still being processed by the server.", pdb.Name))
 	}
 	// A pod that is not ready may go when the budget says so.
 	if !podReady(pod) {
@@ -119,15 +110,15 @@ func (e *evictions) takeDisruption(ctx context.Context, pod *corev1.Pod, opts me
 			policy = *pdb.Spec.UnhealthyPodEvictionPolicy
 		}
 		if policy == policyv1.AlwaysAllow || pdb.Status.CurrentHealthy >= pdb.Status.DesiredHealthy {
-			return true, nil
+			return nil
 		}
 	}
 	if pdb.Status.DisruptionsAllowed <= 0 {
-		return false, tooManyRequests(fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently",
+		return tooManyRequests(fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently",
 			pdb.Name, pdb.Status.DesiredHealthy, pdb.Status.CurrentHealthy))
 	}
 	if opts.DryRun != nil && len(opts.DryRun) > 0 {
-		return true, nil
+		return nil
 	}
 	// Take the disruption before deleting: the disruption controller
 	// removes it from disruptedPods once it sees the pod go.
@@ -138,7 +129,7 @@ func (e *evictions) takeDisruption(ctx context.Context, pod *corev1.Pod, opts me
 	pdb.Status.DisruptedPods[pod.Name] = metav1.Time{Time: time.Now()}
 	_, _, err = e.pdbs.Update(admission.WithoutAdmission(ctx), pdb.Namespace, pdb.Name, "status",
 		func(context.Context, runtime.Object) (runtime.Object, error) { return pdb, nil }, metav1.UpdateOptions{})
-	return err == nil, err
+	return err
 }
 
 func podReady(pod *corev1.Pod) bool {

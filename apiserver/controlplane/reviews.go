@@ -55,19 +55,11 @@ func (s *security) installReviews() {
 		func() runtime.Object { return &authenticationv1.SelfSubjectReview{} }, s.selfSubjectReview)
 
 	// serviceaccounts/token: the served resource gains a subresource.
-	if sa, ok := s.cp.CoreRegistry.Lookup("", "v1", "serviceaccounts"); ok {
-		withToken := *sa
-		withToken.CreateSubresources = map[string]*registry.SubresourceCreate{}
-		for k, v := range sa.CreateSubresources {
-			withToken.CreateSubresources[k] = v
-		}
-		withToken.CreateSubresources["token"] = &registry.SubresourceCreate{
-			Kind:   authnGV.WithKind("TokenRequest"),
-			New:    func() runtime.Object { return &authenticationv1.TokenRequest{} },
-			Create: s.tokenRequest,
-		}
-		s.cp.CoreRegistry.Add(&withToken)
-	}
+	s.cp.CoreRegistry.AddCreateSubresource(schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}, "token", &registry.SubresourceCreate{
+		Kind:   authnGV.WithKind("TokenRequest"),
+		New:    func() runtime.Object { return &authenticationv1.TokenRequest{} },
+		Create: s.tokenRequest,
+	})
 }
 
 func requestUser(ctx context.Context) (*request.User, error) {

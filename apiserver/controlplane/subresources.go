@@ -8,6 +8,7 @@ package controlplane
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -312,13 +313,8 @@ func (s *security) mayApprove(ctx context.Context, signerName string) error {
 		return apierrors.NewInternalError(fmt.Errorf("no user on the request"))
 	}
 	names := []string{signerName}
-	if i := len(signerName); i > 0 {
-		for j := 0; j < len(signerName); j++ {
-			if signerName[j] == '/' {
-				names = append(names, signerName[:j]+"/*")
-				break
-			}
-		}
+	if domain, _, ok := strings.Cut(signerName, "/"); ok {
+		names = append(names, domain+"/*")
 	}
 	for _, name := range names {
 		if s.decide(ctx, authz.Attributes{User: user, Verb: "approve", APIGroup: certificatesv1.GroupName, APIVersion: "*",

@@ -167,6 +167,24 @@ func New() *Registry {
 
 // Add serves res, replacing any resource with the same GVR, and tells the
 // OnChange listeners.
+// AddCreateSubresource gives the served resource gvr one more POST-only
+// subresource (a copy of the resource replaces it: resources are immutable
+// once added); false when gvr is not served from a store.
+func (r *Registry) AddCreateSubresource(gvr schema.GroupVersionResource, name string, sub *SubresourceCreate) bool {
+	res, ok := r.Lookup(gvr.Group, gvr.Version, gvr.Resource)
+	if !ok || res.Store == nil {
+		return false
+	}
+	copied := *res
+	copied.CreateSubresources = make(map[string]*SubresourceCreate, len(res.CreateSubresources)+1)
+	for k, v := range res.CreateSubresources {
+		copied.CreateSubresources[k] = v
+	}
+	copied.CreateSubresources[name] = sub
+	r.Add(&copied)
+	return true
+}
+
 func (r *Registry) Add(res *Resource) {
 	if res.Store != nil {
 		res.Store.registry = r
