@@ -453,6 +453,7 @@ func watchProgress(ctx context.Context, cp *controlplane.ControlPlane, board *da
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	ready, settled := false, false
+	releaser := newBurstReleaser()
 	for {
 		nowReady := cp.Ready()
 		board.Update(toSnapshot(cp.Status()))
@@ -471,6 +472,8 @@ func watchProgress(ctx context.Context, cp *controlplane.ControlPlane, board *da
 		} else if ready && !settled && cp.WorkloadsSynced() {
 			settled = true
 			releaseStartupMemory()
+		} else if ready {
+			releaser.tick()
 		}
 		select {
 		case <-ctx.Done():

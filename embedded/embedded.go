@@ -211,6 +211,15 @@ func newEmbedConfig(opts Options, noise *noiseFilter) (*embed.Config, error) {
 	cfg.ListenMetricsUrls = nil
 	cfg.EnableGRPCGateway = false
 
+	// The raft log is kept in memory back to the last snapshot plus the
+	// catch-up entries a slow follower may need. A lone member has no
+	// followers, and with kube's defaults (10,000 + 5,000) the last
+	// thousands of writes stay in memory: some 60 MB after installing a
+	// few hundred large CRDs. Snapshots of a lone member are cheap (its
+	// membership, then the log is truncated).
+	cfg.SnapshotCount = 500
+	cfg.SnapshotCatchUpEntries = 50
+
 	// devplane runs its own compaction.
 	cfg.AutoCompactionMode = embed.CompactorModePeriodic
 	cfg.AutoCompactionRetention = "0"

@@ -114,10 +114,9 @@ func (cp *ControlPlane) installCoreAPI() error {
 func (cp *ControlPlane) installOpenAPI() {
 	svc := openapi.NewService(version.Get().GitVersion)
 	cp.openAPI = svc // the aggregator adds the remote APIServices' documents
-	update := func() { svc.Update(cp.openAPIState()) }
-	update()
-	cp.CoreRegistry.OnChange(update)
-	cp.onExtensionsChange(update)
+	svc.Follow(cp.openAPIState)
+	cp.CoreRegistry.OnChange(svc.Invalidate)
+	cp.onExtensionsChange(svc.Invalidate)
 	cp.Aggregator.Handle("/openapi/v2", svc)
 	cp.Aggregator.Handle("/openapi/v3", svc)
 	cp.Aggregator.Handle("/openapi/v3/*path", svc)

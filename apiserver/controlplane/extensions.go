@@ -1,8 +1,6 @@
 package controlplane
 
 import (
-	"k8s.io/kube-openapi/pkg/validation/spec"
-
 	"github.com/devplane/devplane/apiserver/extensions"
 	"github.com/devplane/devplane/apiserver/openapi"
 	"github.com/devplane/devplane/apiserver/registry"
@@ -52,7 +50,7 @@ func (cp *ControlPlane) extensionRegistries() []*registry.Registry {
 
 // openAPIState is every served resource (built-in and custom) and the
 // custom resources' schemas.
-func (cp *ControlPlane) openAPIState() ([]openapi.Resource, map[string]*spec.Schema) {
+func (cp *ControlPlane) openAPIState() ([]openapi.Resource, openapi.SuppliedDefinitions) {
 	resources := openAPIResources(cp.CoreRegistry)
 	if cp.ExtensionsAPI() == nil {
 		return resources, nil

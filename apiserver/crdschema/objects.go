@@ -25,8 +25,8 @@ import (
 // Default applies the schema's structural defaults in place. Kube defaults
 // on decode of requests and when reading from storage.
 func (v *Version) Default(obj *unstructured.Unstructured) {
-	if v.structural != nil {
-		structuraldefaulting.Default(obj.Object, v.structural)
+	if c, err := v.schema(); err == nil && c.structural != nil {
+		structuraldefaulting.Default(obj.Object, c.structural)
 	}
 }
 
@@ -47,6 +47,10 @@ func (v *Version) PruneStored(obj *unstructured.Unstructured) error {
 }
 
 func (v *Version) coerce(obj *unstructured.Unstructured, dropInvalidMetadata bool) ([]string, error) {
+	c, err := v.schema()
+	if err != nil {
+		return nil, err
+	}
 	u := obj.Object
 	apiVersion, hasAPIVersion := u["apiVersion"]
 	kind, hasKind := u["kind"]
@@ -58,10 +62,10 @@ func (v *Version) coerce(obj *unstructured.Unstructured, dropInvalidMetadata boo
 		return nil, err
 	}
 	if !v.PreserveUnknownFields {
-		unknown = append(unknown, structuralpruning.PruneWithOptions(u, v.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})...)
-		structuraldefaulting.PruneNonNullableNullsWithoutDefaults(u, v.structural)
+		unknown = append(unknown, structuralpruning.PruneWithOptions(u, c.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})...)
+		structuraldefaulting.PruneNonNullableNullsWithoutDefaults(u, c.structural)
 	}
-	fieldErr, paths := schemaobjectmeta.CoerceWithOptions(nil, u, v.structural, false, schemaobjectmeta.CoerceOptions{
+	fieldErr, paths := schemaobjectmeta.CoerceWithOptions(nil, u, c.structural, false, schemaobjectmeta.CoerceOptions{
 		DropInvalidFields:       dropInvalidMetadata,
 		ReturnUnknownFieldPaths: true,
 	})
@@ -94,6 +98,10 @@ func (v *Version) Validate(ctx context.Context, obj, old *unstructured.Unstructu
 	if errs := v.validateTypeMeta(obj); len(errs) > 0 {
 		return errs
 	}
+	c, err := v.schema()
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
 	var (
 		errs       field.ErrorList
 		schemaOpts []apiservervalidation.ValidationOption
@@ -102,24 +110,24 @@ func (v *Version) Validate(ctx context.Context, obj, old *unstructured.Unstructu
 	)
 	if old == nil {
 		errs = append(errs, v.validateObjectMeta(ctx, obj, nil)...)
-		errs = append(errs, apiservervalidation.ValidateCustomResource(nil, obj.Object, v.schemaValidator)...)
+		errs = append(errs, apiservervalidation.ValidateCustomResource(nil, obj.Object, c.schemaValidator)...)
 	} else {
 		oldObject = old.Object
-		if v.structural != nil {
-			correlated := common.NewCorrelatedObject(obj.Object, old.Object, &model.Structural{Structural: v.structural})
+		if c.structural != nil {
+			correlated := common.NewCorrelatedObject(obj.Object, old.Object, &model.Structural{Structural: c.structural})
 			schemaOpts = append(schemaOpts, apiservervalidation.WithRatcheting(correlated))
 			celOpts = append(celOpts, cel.WithRatcheting(correlated))
 		}
 		errs = append(errs, v.validateObjectMeta(ctx, obj, old)...)
-		errs = append(errs, apiservervalidation.ValidateCustomResourceUpdate(nil, obj.Object, old.Object, v.schemaValidator, schemaOpts...)...)
+		errs = append(errs, apiservervalidation.ValidateCustomResourceUpdate(nil, obj.Object, old.Object, c.schemaValidator, schemaOpts...)...)
 	}
 	errs = append(errs, v.validateScale(obj, true)...)
-	errs = append(errs, schemaobjectmeta.Validate(ctx, nil, obj.Object, v.structural, false)...)
+	errs = append(errs, schemaobjectmeta.Validate(ctx, nil, obj.Object, c.structural, false)...)
 	// Like kube, a list that was already invalid may stay invalid on update.
-	if old == nil || len(structurallisttype.ValidateListSetsAndMaps(nil, v.structural, old.Object)) == 0 {
-		errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, v.structural, obj.Object)...)
+	if old == nil || len(structurallisttype.ValidateListSetsAndMaps(nil, c.structural, old.Object)) == 0 {
+		errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, c.structural, obj.Object)...)
 	}
-	return append(errs, v.validateCEL(ctx, errs, obj.Object, oldObject, celOpts)...)
+	return append(errs, c.validateCEL(ctx, errs, obj.Object, oldObject, celOpts)...)
 }
 
 // ValidateStatus validates an update through the /status subresource: only
@@ -128,30 +136,34 @@ func (v *Version) ValidateStatus(ctx context.Context, obj, old *unstructured.Uns
 	if errs := v.validateTypeMeta(obj); len(errs) > 0 {
 		return errs
 	}
+	c, err := v.schema()
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
 	var (
 		errs       field.ErrorList
 		schemaOpts []apiservervalidation.ValidationOption
 		celOpts    []cel.Option
 	)
-	if v.structural != nil {
-		correlated := common.NewCorrelatedObject(obj.Object, old.Object, &model.Structural{Structural: v.structural})
+	if c.structural != nil {
+		correlated := common.NewCorrelatedObject(obj.Object, old.Object, &model.Structural{Structural: c.structural})
 		schemaOpts = append(schemaOpts, apiservervalidation.WithRatcheting(correlated.Key("status")))
 		celOpts = append(celOpts, cel.WithRatcheting(correlated))
 	}
 	errs = append(errs, v.validateObjectMeta(ctx, obj, old)...)
-	if status, ok := obj.Object["status"]; ok && v.statusValidator != nil {
-		errs = append(errs, apiservervalidation.ValidateCustomResourceUpdate(field.NewPath("status"), status, old.Object["status"], v.statusValidator, schemaOpts...)...)
+	if status, ok := obj.Object["status"]; ok && c.statusValidator != nil {
+		errs = append(errs, apiservervalidation.ValidateCustomResourceUpdate(field.NewPath("status"), status, old.Object["status"], c.statusValidator, schemaOpts...)...)
 	}
 	errs = append(errs, v.validateScale(obj, false)...)
-	errs = append(errs, schemaobjectmeta.Validate(ctx, nil, obj.Object, v.structural, false)...)
-	if len(structurallisttype.ValidateListSetsAndMaps(nil, v.structural, old.Object)) == 0 {
-		errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, v.structural, obj.Object)...)
+	errs = append(errs, schemaobjectmeta.Validate(ctx, nil, obj.Object, c.structural, false)...)
+	if len(structurallisttype.ValidateListSetsAndMaps(nil, c.structural, old.Object)) == 0 {
+		errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, c.structural, obj.Object)...)
 	}
-	return append(errs, v.validateCEL(ctx, errs, obj.Object, old.Object, celOpts)...)
+	return append(errs, c.validateCEL(ctx, errs, obj.Object, old.Object, celOpts)...)
 }
 
-func (v *Version) validateCEL(ctx context.Context, errs field.ErrorList, obj, old any, opts []cel.Option) field.ErrorList {
-	if v.celValidator == nil {
+func (c *compiledSchema) validateCEL(ctx context.Context, errs field.ErrorList, obj, old any, opts []cel.Option) field.ErrorList {
+	if c.celValidator == nil {
 		return nil
 	}
 	// Rules assume a well-typed object; kube skips them when the schema already failed hard.
@@ -161,7 +173,7 @@ func (v *Version) validateCEL(ctx context.Context, errs field.ErrorList, obj, ol
 			return field.ErrorList{field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation")}
 		}
 	}
-	celErrs, _ := v.celValidator.Validate(ctx, nil, v.structural, obj, old, celconfig.RuntimeCELCostBudget, opts...)
+	celErrs, _ := c.celValidator.Validate(ctx, nil, c.structural, obj, old, celconfig.RuntimeCELCostBudget, opts...)
 	return celErrs
 }
 

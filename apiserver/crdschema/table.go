@@ -16,5 +16,9 @@ func (v *Version) ConvertToTable(ctx context.Context, obj runtime.Object, opts *
 	if opts != nil {
 		tableOptions = opts
 	}
-	return v.table.ConvertToTable(ctx, obj, tableOptions)
+	c, err := v.schema()
+	if err != nil {
+		return nil, err
+	}
+	return c.table.ConvertToTable(ctx, obj, tableOptions)
 }

@@ -42,15 +42,22 @@ type Version struct {
 	// PreserveUnknownFields disables pruning (legacy spec.preserveUnknownFields).
 	PreserveUnknownFields bool
 
+	// The compiled forms (structural schema, validators, CEL programs,
+	// table convertor) are built on first use: most versions of most CRDs
+	// are never read or written, and building them costs many times the
+	// schema's size.
+	compileOnce sync.Once
+	compiled    *compiledSchema
+	compileErr  error
+}
+
+// compiledSchema is what serving objects of a version needs.
+type compiledSchema struct {
 	structural      *structuralschema.Structural
 	schemaValidator apiservervalidation.SchemaValidator
 	statusValidator apiservervalidation.SchemaValidator
 	celValidator    *cel.Validator
 	table           rest.TableConvertor
-
-	openAPIOnce sync.Once
-	openAPI     *openAPIDocs
-	openAPIErr  error
 }
 
 type versionKey struct {
@@ -59,9 +66,9 @@ type versionKey struct {
 	version    string
 }
 
-// compiled caches Versions per CRD UID, generation and version name: the
-// expensive parts (structural schema, CEL programs) are built once per spec.
-var compiled sync.Map // versionKey -> *Version
+// compiledVersions caches Versions per CRD UID, generation and version
+// name, so a Version's compiled forms are built once per spec.
+var compiledVersions sync.Map // versionKey -> *Version
 
 // Compile returns the compiled Version of crd, cached by the CRD's UID and
 // generation. CRDs without a UID (not yet stored) are compiled uncached.
@@ -71,18 +78,18 @@ func Compile(crd *apiextensionsv1.CustomResourceDefinition, version string) (*Ve
 		return compile(crd, version)
 	}
 	key := versionKey{crd.UID, crd.Generation, version}
-	if v, ok := compiled.Load(key); ok {
+	if v, ok := compiledVersions.Load(key); ok {
 		return v.(*Version), nil
 	}
 	v, err := compile(crd, version)
 	if err != nil {
 		return nil, err
 	}
-	actual, _ := compiled.LoadOrStore(key, v)
+	actual, _ := compiledVersions.LoadOrStore(key, v)
 	// Older generations of this CRD are never asked for again.
-	compiled.Range(func(k, _ any) bool {
+	compiledVersions.Range(func(k, _ any) bool {
 		if k := k.(versionKey); k.uid == crd.UID && k.generation != crd.Generation {
-			compiled.Delete(k)
+			compiledVersions.Delete(k)
 		}
 		return true
 	})
@@ -91,14 +98,17 @@ func Compile(crd *apiextensionsv1.CustomResourceDefinition, version string) (*Ve
 
 // Forget drops the cached Versions of a deleted CRD.
 func Forget(uid types.UID) {
-	compiled.Range(func(k, _ any) bool {
+	compiledVersions.Range(func(k, _ any) bool {
 		if k.(versionKey).uid == uid {
-			compiled.Delete(k)
+			compiledVersions.Delete(k)
 		}
 		return true
 	})
 }
 
+// compile reads the version's settings; the schema is compiled on first
+// use (schema()). It keeps crd's spec without copying it: CRDs handed to
+// Compile are never mutated.
 func compile(crd *apiextensionsv1.CustomResourceDefinition, version string) (*Version, error) {
 	var crdVersion *apiextensionsv1.CustomResourceDefinitionVersion
 	for i := range crd.Spec.Versions {
@@ -117,8 +127,13 @@ func compile(crd *apiextensionsv1.CustomResourceDefinition, version string) (*Ve
 	if names.ListKind == "" {
 		names.ListKind = names.Kind + "List"
 	}
+	// The CRD with this version only: what the OpenAPI builders read.
+	shell := &apiextensionsv1.CustomResourceDefinition{TypeMeta: crd.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: crd.Name, UID: crd.UID, Generation: crd.Generation}, Spec: crd.Spec}
+	shell.Spec.Versions = []apiextensionsv1.CustomResourceDefinitionVersion{*crdVersion}
+	shell.Status.AcceptedNames = crd.Status.AcceptedNames
 	v := &Version{
-		crd:                   crd.DeepCopy(),
+		crd:                   shell,
 		name:                  version,
 		GVK:                   schema.GroupVersionKind{Group: crd.Spec.Group, Version: version, Kind: names.Kind},
 		ListKind:              names.ListKind,
@@ -138,42 +153,66 @@ func compile(crd *apiextensionsv1.CustomResourceDefinition, version string) (*Ve
 		v.StatusEnabled = sub.Status != nil
 		v.ScaleSubresource = sub.Scale.DeepCopy()
 	}
+	return v, nil
+}
 
+// schema compiles the version's schema once.
+func (v *Version) schema() (*compiledSchema, error) {
+	v.compileOnce.Do(func() {
+		v.compiled, v.compileErr = compileSchema(v.crd, &v.crd.Spec.Versions[0], v.GVK, v.StatusEnabled)
+		if v.compileErr != nil {
+			v.compileErr = fmt.Errorf("compiling %s version %s: %w", v.crd.Name, v.name, v.compileErr)
+		}
+	})
+	return v.compiled, v.compileErr
+}
+
+// Compiled builds the compiled forms now (they are otherwise built on
+// first use) and reports what failed.
+func (v *Version) Compiled() error {
+	_, err := v.schema()
+	return err
+}
+
+func compileSchema(crd *apiextensionsv1.CustomResourceDefinition, crdVersion *apiextensionsv1.CustomResourceDefinitionVersion,
+	gvk schema.GroupVersionKind, statusEnabled bool) (*compiledSchema, error) {
+	c := &compiledSchema{}
 	var internalSchema *apiextensions.JSONSchemaProps
 	if crdVersion.Schema != nil && crdVersion.Schema.OpenAPIV3Schema != nil {
 		internal := &apiextensions.CustomResourceValidation{}
-		if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(crdVersion.Schema.DeepCopy(), internal, nil); err != nil {
-			return nil, fmt.Errorf("converting schema of %s: %w", v.GVK, err)
+		if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(crdVersion.Schema, internal, nil); err != nil {
+			return nil, fmt.Errorf("converting schema of %s: %w", gvk, err)
 		}
 		internalSchema = internal.OpenAPIV3Schema
 		s, err := structuralschema.NewStructural(internalSchema)
 		if err != nil && !crd.Spec.PreserveUnknownFields {
-			return nil, fmt.Errorf("schema of %s is not structural: %w", v.GVK, err)
+			return nil, fmt.Errorf("schema of %s is not structural: %w", gvk, err)
 		}
 		if s != nil {
-			// Defaults that would be pruned must not be applied (kube strips them at load time).
-			s = s.DeepCopy()
+			// Defaults that would be pruned must not be applied (kube strips
+			// them at load time). NewStructural made s from internalSchema,
+			// which nothing else holds: it may be changed in place.
 			if err := structuraldefaulting.PruneDefaults(s); err != nil {
-				return nil, fmt.Errorf("pruning defaults of %s: %w", v.GVK, err)
+				return nil, fmt.Errorf("pruning defaults of %s: %w", gvk, err)
 			}
 		}
-		v.structural = s
+		c.structural = s
 	}
 
 	var err error
-	if v.schemaValidator, _, err = apiservervalidation.NewSchemaValidator(internalSchema); err != nil {
-		return nil, fmt.Errorf("building validator for %s: %w", v.GVK, err)
+	if c.schemaValidator, _, err = apiservervalidation.NewSchemaValidator(internalSchema); err != nil {
+		return nil, fmt.Errorf("building validator for %s: %w", gvk, err)
 	}
-	if v.StatusEnabled && internalSchema != nil {
+	if statusEnabled && internalSchema != nil {
 		if status, ok := internalSchema.Properties["status"]; ok {
-			if v.statusValidator, _, err = apiservervalidation.NewSchemaValidator(&status); err != nil {
-				return nil, fmt.Errorf("building status validator for %s: %w", v.GVK, err)
+			if c.statusValidator, _, err = apiservervalidation.NewSchemaValidator(&status); err != nil {
+				return nil, fmt.Errorf("building status validator for %s: %w", gvk, err)
 			}
 		}
 	}
-	if v.structural != nil {
+	if c.structural != nil {
 		// Compiles every x-kubernetes-validations rule once.
-		v.celValidator = cel.NewValidator(v.structural, true, celconfig.PerCallLimit)
+		c.celValidator = cel.NewValidator(c.structural, true, celconfig.PerCallLimit)
 	}
 
 	columns := crdVersion.AdditionalPrinterColumns
@@ -181,8 +220,8 @@ func compile(crd *apiextensionsv1.CustomResourceDefinition, version string) (*Ve
 		columns = []apiextensionsv1.CustomResourceColumnDefinition{ageColumn}
 	}
 	// The CRD validation rejects unparsable JSONPaths; New still returns a NAME-only convertor on error.
-	v.table, _ = tableconvertor.New(columns)
-	return v, nil
+	c.table, _ = tableconvertor.New(columns)
+	return c, nil
 }
 
 // ageColumn is what kube serves when a version defines no printer columns,
@@ -200,5 +239,12 @@ func (v *Version) Name() string { return v.name }
 // CRD returns the CRD this Version was compiled from. Do not mutate it.
 func (v *Version) CRD() *apiextensionsv1.CustomResourceDefinition { return v.crd }
 
-// Structural is the structural schema (defaults pruned), or nil without a schema.
-func (v *Version) Structural() *structuralschema.Structural { return v.structural }
+// Structural is the structural schema (defaults pruned), or nil without a
+// schema or when it does not compile.
+func (v *Version) Structural() *structuralschema.Structural {
+	c, err := v.schema()
+	if err != nil {
+		return nil
+	}
+	return c.structural
+}

@@ -86,7 +86,7 @@ func (e *Extensions) listAndWatch(ctx context.Context) error {
 				e.teardown(crd.Name)
 				e.requeueGroup(ctx, crd)
 			case ev.Type == watch.Added || ev.Type == watch.Modified:
-				e.reconcile(ctx, crd.DeepCopy())
+				e.reconcile(ctx, crd) // read only: shared with the cache
 				e.requeueGroup(ctx, crd)
 			}
 		}
@@ -144,7 +144,9 @@ func (e *Extensions) reconcile(ctx context.Context, crd *apiextensionsv1.CustomR
 	established := findCondition(crd, apiextensionsv1.Established)
 	wasEstablished := established != nil && established.Status == apiextensionsv1.ConditionTrue
 
-	desired := crd.DeepCopy()
+	// Only the status changes: the spec (schemas, most of a CRD's size)
+	// stays shared with the cache's object rather than copied.
+	desired := withStatusCopy(crd)
 	if accepted || !wasEstablished {
 		desired.Status.AcceptedNames = names
 	}
@@ -182,6 +184,14 @@ func (e *Extensions) reconcile(ctx context.Context, crd *apiextensionsv1.CustomR
 	}
 }
 
+// withStatusCopy is crd with its status deep-copied and everything else
+// shared: the copy's status may change, nothing else.
+func withStatusCopy(crd *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
+	c := *crd
+	c.Status = *crd.Status.DeepCopy()
+	return &c
+}
+
 // statusEqual ignores condition transition times.
 func statusEqual(a, b apiextensionsv1.CustomResourceDefinitionStatus) bool {
 	strip := func(s apiextensionsv1.CustomResourceDefinitionStatus) apiextensionsv1.CustomResourceDefinitionStatus {
@@ -200,9 +210,8 @@ func (e *Extensions) updateStatus(ctx context.Context, crd *apiextensionsv1.Cust
 		if cur.UID != crd.UID {
 			return nil, apierrors.NewConflict(CRDResource.GroupResource(), crd.Name, fmt.Errorf("the CRD was replaced"))
 		}
-		out := cur.DeepCopy()
-		out.Status = *status.DeepCopy()
-		return out, nil
+		cur.Status = *status.DeepCopy() // current is the store's own copy
+		return cur, nil
 	}, metav1.UpdateOptions{})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		e.logger.Error("updating CRD status", "crd", crd.Name, "err", err)
@@ -334,7 +343,7 @@ func (e *Extensions) startCleanup(ctx context.Context, crd *apiextensionsv1.Cust
 			}
 		}
 		_, _, err := e.crdStore.Update(ctx, "", crd.Name, "", func(_ context.Context, current runtime.Object) (runtime.Object, error) {
-			cur := current.(*apiextensionsv1.CustomResourceDefinition).DeepCopy()
+			cur := current.(*apiextensionsv1.CustomResourceDefinition) // the store's own copy
 			if cur.UID != crd.UID {
 				return nil, apierrors.NewConflict(CRDResource.GroupResource(), crd.Name, fmt.Errorf("the CRD was replaced"))
 			}

@@ -53,6 +53,7 @@ func (e *Extensions) installCRDResource() error {
 		NewListFunc:    newCRDList,
 		ResourcePrefix: crdPrefix,
 		GetAttrs:       metaAttrs,
+		ShareUnchanged: shareCRDSpec,
 	}
 	cacher, err := storage.NewCacher(storage.NewStore(e.deps.Client, cfg), cfg,
 		storage.CacherOptions{Logger: e.logger.With("component", "watch-cache", "resource", cfg.Resource.String())})
@@ -91,6 +92,17 @@ func (e *Extensions) installCRDResource() error {
 		GetAttrs:     metaAttrs,
 	})
 	return nil
+}
+
+// shareCRDSpec keeps one copy of a CRD's spec in the watch cache while its
+// generation stays the same: status updates (names, conditions) do not
+// change the spec, and its schemas are most of a CRD's memory.
+func shareCRDSpec(prev, cur runtime.Object) {
+	p, ok1 := prev.(*apiextensionsv1.CustomResourceDefinition)
+	c, ok2 := cur.(*apiextensionsv1.CustomResourceDefinition)
+	if ok1 && ok2 && p.UID == c.UID && p.Generation == c.Generation && c.Generation != 0 {
+		c.Spec = p.Spec
+	}
 }
 
 // defaultCRD applies the v1 defaults and, while the CRD is not being

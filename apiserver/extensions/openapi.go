@@ -16,36 +16,41 @@ var customPatchTypes = []string{openapi.PatchTypeJSON, openapi.PatchTypeMerge, o
 // OpenAPI returns the OpenAPI paths of everything the extensions server
 // serves (CRDs and every served custom resource version) and the custom
 // resources' schemas, keyed by definition name, for openapi.Service.Update.
-func (e *Extensions) OpenAPI() ([]openapi.Resource, map[string]*spec.Schema) {
+// Schemas are built when a document needs them, not here.
+func (e *Extensions) OpenAPI() ([]openapi.Resource, openapi.SuppliedDefinitions) {
 	out := []openapi.Resource{{
 		Group: CRDResource.Group, Version: CRDResource.Version, Resource: CRDResource.Resource,
 		Kind: "CustomResourceDefinition", ListKind: "CustomResourceDefinitionList",
 		Verbs: crdVerbs(), Subresources: []string{"status"},
 		DefinitionName: apiextensionsv1.CustomResourceDefinition{}.OpenAPIModelName(),
 	}}
-	extra := map[string]*spec.Schema{}
 	e.mu.Lock()
 	versions := make([]*servedVersion, 0, len(e.versions))
 	for _, sv := range e.versions {
 		versions = append(versions, sv)
 	}
 	e.mu.Unlock()
+	extra := make(openapi.SuppliedDefinitions, 2*len(versions))
 	sort.Slice(versions, func(i, j int) bool { return versions[i].res.GVR.String() < versions[j].res.GVR.String() })
 	for _, sv := range versions {
-		s, err := sv.v.OpenAPISchema()
-		if err != nil || s == nil {
-			continue
+		res, v := sv.res, sv.v
+		model := v.ModelName()
+		extra[model] = func() *spec.Schema {
+			s, err := v.OpenAPISchema()
+			if err != nil {
+				return nil
+			}
+			return s
 		}
-		res := sv.res
-		model := sv.v.ModelName()
-		extra[model] = s
 		listModel := strings.TrimSuffix(model, res.Kind) + res.ListKind
-		extra[listModel] = listSchema(model, res.GVR.Group, res.GVR.Version, res.ListKind)
+		group, version, listKind := res.GVR.Group, res.GVR.Version, res.ListKind
+		extra[listModel] = func() *spec.Schema { return listSchema(model, group, version, listKind) }
 		out = append(out, openapi.Resource{
 			Group: res.GVR.Group, Version: res.GVR.Version, Resource: res.GVR.Resource,
 			Kind: res.Kind, ListKind: res.ListKind, Namespaced: res.Namespaced,
 			Verbs: res.Verbs, Subresources: res.Subresources(),
 			DefinitionName: model, PatchTypes: customPatchTypes,
+			Revision: sv.crd.key,
 		})
 	}
 	return out, extra

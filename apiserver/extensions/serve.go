@@ -166,7 +166,7 @@ func (e *Extensions) buildServed(crd *apiextensionsv1.CustomResourceDefinition, 
 			Table:        v,
 			GetAttrs:     metaAttrs,
 			Custom:       true,
-			FieldManager: patch.NewCustomFieldManager(gvk, typeConverter(v)),
+			FieldManager: patch.NewCustomFieldManager(gvk, func() managedfields.TypeConverter { return typeConverter(v) }),
 		}
 		sv := &servedVersion{crd: sc, v: v, res: res, served: cv.Served, storage: cv.Storage}
 		sc.versions[cv.Name] = sv

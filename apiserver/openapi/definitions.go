@@ -354,12 +354,12 @@ func referencedDefinitions(schema *spec.Schema) []string {
 // a name clash.
 type definitionResolver struct {
 	generated *definitionCache
-	extra     map[string]*spec.Schema
+	extra     SuppliedDefinitions
 	refPrefix string
 	converted map[string]*spec.Schema // extra schemas rendered for this flavor
 }
 
-func newDefinitionResolver(refPrefix string, extra map[string]*spec.Schema) *definitionResolver {
+func newDefinitionResolver(refPrefix string, extra SuppliedDefinitions) *definitionResolver {
 	generated := generatedV3
 	if refPrefix == v2RefPrefix {
 		generated = generatedV2
@@ -380,14 +380,19 @@ func (r *definitionResolver) isGenerated(name string) bool {
 }
 
 func (r *definitionResolver) lookup(name string) (*spec.Schema, []string) {
-	if supplied, ok := r.extra[name]; ok && supplied != nil {
+	if supply, ok := r.extra[name]; ok {
 		converted, ok := r.converted[name]
 		if !ok {
-			converted = rewriteRefs(supplied, r.refPrefix)
-			if r.refPrefix == v3RefPrefix {
-				converted = v3Form(converted)
+			if supplied := supply(); supplied != nil {
+				converted = rewriteRefs(supplied, r.refPrefix)
+				if r.refPrefix == v3RefPrefix {
+					converted = v3Form(converted)
+				}
 			}
 			r.converted[name] = converted
+		}
+		if converted == nil {
+			return nil, nil
 		}
 		return converted, referencedDefinitions(converted)
 	}

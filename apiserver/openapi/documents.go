@@ -46,7 +46,7 @@ func routesForAll(resources []resolvedResource) []route {
 	return routes
 }
 
-func buildV2Document(version string, resources []Resource, extra map[string]*spec.Schema) *spec.Swagger {
+func buildV2Document(version string, resources []Resource, extra SuppliedDefinitions) *spec.Swagger {
 	resolver := newDefinitionResolver(v2RefPrefix, extra)
 	routes := routesForAll(resolveResources(resources, resolver))
 
@@ -157,7 +157,7 @@ func groupVersionsOf(resources []Resource) map[string][]Resource {
 	return byGroupVersion
 }
 
-func buildV3Document(version string, resources []Resource, extra map[string]*spec.Schema) *spec3.OpenAPI {
+func buildV3Document(version string, resources []Resource, extra SuppliedDefinitions) *spec3.OpenAPI {
 	resolver := newDefinitionResolver(v3RefPrefix, extra)
 	routes := routesForAll(resolveResources(resources, resolver))
 
@@ -248,7 +248,7 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // usesSuppliedDefinitions reports whether any of the resources is described
 // by a caller-supplied definition, i.e. whether its document depends on extra.
-func usesSuppliedDefinitions(resources []Resource, extra map[string]*spec.Schema) bool {
+func usesSuppliedDefinitions(resources []Resource, extra SuppliedDefinitions) bool {
 	for _, r := range resources {
 		if _, ok := extra[r.DefinitionName]; ok {
 			return true

@@ -1,10 +1,8 @@
 package openapi
 
 import (
-	"strconv"
 	"strings"
 
-	"k8s.io/kube-openapi/pkg/cached"
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
@@ -31,12 +29,9 @@ func (s *Service) SetExternal(group, version string, doc External) {
 	s.external[key] = doc
 	if doc.V3 != nil {
 		v3 := doc.V3
-		generation := s.generation + 1 // the one updateLocked takes
-		s.v3.UpdateGroupVersionLazy(key, cached.Once(cached.Func(func() (*spec3.OpenAPI, string, error) {
-			return v3, key + "@" + strconv.FormatUint(generation, 10), nil
-		})))
+		s.v3.set(key, &v3Document{build: func() *spec3.OpenAPI { return v3 }})
 	} else {
-		s.v3.DeleteGroupVersion(key)
+		s.v3.remove(key)
 	}
 	delete(s.groupVersion, key) // its local document, if any, was replaced
 	s.updateLocked(s.resources, s.extra)
@@ -52,7 +47,7 @@ func (s *Service) DeleteExternal(group, version string) {
 		return
 	}
 	delete(s.external, key)
-	s.v3.DeleteGroupVersion(key)
+	s.v3.remove(key)
 	s.updateLocked(s.resources, s.extra)
 }
 

@@ -18,11 +18,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/NYTimes/gziphandler"
 	"k8s.io/kube-openapi/pkg/cached"
 	"k8s.io/kube-openapi/pkg/handler"
-	"k8s.io/kube-openapi/pkg/handler3"
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
@@ -46,6 +46,24 @@ type Resource struct {
 	// merge-patch, strategic-merge-patch and apply-patch+yaml. Custom
 	// resources pass a list without strategic merge.
 	PatchTypes []string
+	// Revision changes whenever a supplied definition of the resource
+	// changes (custom resources: the CRD's UID and generation), so a group
+	// version whose resources are all unchanged keeps its document.
+	Revision string
+}
+
+// SuppliedDefinitions are caller-supplied schemas (custom resources), keyed by
+// definition name; each is built when a document first needs it. A
+// function may return nil when its schema cannot be built.
+type SuppliedDefinitions map[string]func() *spec.Schema
+
+// StaticDefinitions wraps schemas that already exist.
+func StaticDefinitions(schemas map[string]*spec.Schema) SuppliedDefinitions {
+	defs := make(SuppliedDefinitions, len(schemas))
+	for name, schema := range schemas {
+		defs[name] = func() *spec.Schema { return schema }
+	}
+	return defs
 }
 
 // Service holds the current documents and serves them. Documents are built
@@ -54,7 +72,7 @@ type Service struct {
 	version   string
 	v2        *handler.OpenAPIService
 	v2Handler http.Handler
-	v3        *handler3.OpenAPIService
+	v3        v3Documents
 	v3Handler http.Handler
 
 	mu           sync.Mutex
@@ -65,14 +83,21 @@ type Service struct {
 	// an external document changes, and the external documents by v3
 	// index key (see SetExternal).
 	resources []Resource
-	extra     map[string]*spec.Schema
+	extra     SuppliedDefinitions
 	external  map[string]External
+
+	// source, when set (Follow), is read again on the first request after
+	// Invalidate: resources come and go in bursts (a few hundred CRDs
+	// applied at once), and reading the state once per burst instead of
+	// once per change keeps each change's cost flat.
+	source    func() ([]Resource, SuppliedDefinitions)
+	refreshMu sync.Mutex
+	stale     atomic.Bool
 }
 
 type servedGroupVersion struct {
-	resources             []Resource
-	usesSuppliedSchemas   bool
-	generationOfDocuments uint64
+	resources           []Resource
+	usesSuppliedSchemas bool
 }
 
 // NewService returns a Service that serves no resources until Update.
@@ -84,9 +109,8 @@ func NewService(version string) *Service {
 	s.v2.RegisterOpenAPIVersionedService(pathV2, mux)
 	s.v2Handler = mux
 
-	s.v3 = handler3.NewOpenAPIService()
 	v3Mux := http.NewServeMux()
-	v3Mux.HandleFunc(pathV3, s.v3.HandleDiscovery)
+	v3Mux.HandleFunc(pathV3, s.v3.serveDiscovery)
 	v3Mux.HandleFunc(pathV3+"/", s.serveGroupVersion)
 	s.v3Handler = gziphandler.GzipHandler(v3Mux)
 	return s
@@ -97,14 +121,14 @@ func NewService(version string) *Service {
 // #/definitions/ or #/components/schemas/). It only records the new state:
 // documents are rebuilt on the next request. Safe to call while serving.
 // Neither argument may be mutated by the caller afterwards.
-func (s *Service) Update(resources []Resource, extra map[string]*spec.Schema) {
+func (s *Service) Update(resources []Resource, extra SuppliedDefinitions) {
 	resources = slices.Clone(resources)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.updateLocked(resources, extra)
 }
 
-func (s *Service) updateLocked(resources []Resource, extra map[string]*spec.Schema) {
+func (s *Service) updateLocked(resources []Resource, extra SuppliedDefinitions) {
 	s.generation++
 	s.resources, s.extra = resources, extra
 	s.v2.UpdateSpecLazy(s.lazyV2(resources, extra, maps.Clone(s.external), s.generation))
@@ -115,30 +139,32 @@ func (s *Service) updateLocked(resources []Resource, extra map[string]*spec.Sche
 			continue // served by another API server: its document wins
 		}
 		served := servedGroupVersion{
-			resources:             groupResources,
-			usesSuppliedSchemas:   usesSuppliedDefinitions(groupResources, extra),
-			generationOfDocuments: s.generation,
+			resources:           groupResources,
+			usesSuppliedSchemas: usesSuppliedDefinitions(groupResources, extra),
 		}
-		// Keep an unchanged built-in group version's document (and so its
-		// hash) so clients' caches stay valid when only CRDs change.
+		// Keep an unchanged group version's document (and so its hash) so
+		// clients' caches stay valid and nothing is rebuilt when other
+		// resources change: built-in ones, and supplied ones whose
+		// revisions say their definitions are the same.
 		previous, existed := s.groupVersion[key]
-		if existed && !served.usesSuppliedSchemas && !previous.usesSuppliedSchemas &&
+		if existed && previous.usesSuppliedSchemas == served.usesSuppliedSchemas &&
+			(!served.usesSuppliedSchemas || allRevised(served.resources)) &&
 			reflect.DeepEqual(previous.resources, served.resources) {
 			current[key] = previous
 			continue
 		}
-		s.v3.UpdateGroupVersionLazy(key, s.lazyV3(groupResources, extra, key, s.generation))
+		s.v3.set(key, s.v3Document(groupResources, extra, key, served.usesSuppliedSchemas))
 		current[key] = served
 	}
 	for key := range s.groupVersion {
 		if _, ok := current[key]; !ok && !s.isExternal(key) {
-			s.v3.DeleteGroupVersion(key)
+			s.v3.remove(key)
 		}
 	}
 	s.groupVersion = current
 }
 
-func (s *Service) lazyV2(resources []Resource, extra map[string]*spec.Schema, external map[string]External, generation uint64) cached.Value[*spec.Swagger] {
+func (s *Service) lazyV2(resources []Resource, extra SuppliedDefinitions, external map[string]External, generation uint64) cached.Value[*spec.Swagger] {
 	return cached.Once(cached.Func(func() (*spec.Swagger, string, error) {
 		doc := buildV2Document(s.version, resources, extra)
 		mergeExternalV2(doc, external)
@@ -146,14 +172,50 @@ func (s *Service) lazyV2(resources []Resource, extra map[string]*spec.Schema, ex
 	}))
 }
 
-func (s *Service) lazyV3(resources []Resource, extra map[string]*spec.Schema, key string, generation uint64) cached.Value[*spec3.OpenAPI] {
-	return cached.Once(cached.Func(func() (*spec3.OpenAPI, string, error) {
-		return buildV3Document(s.version, resources, extra), key + "@" + strconv.FormatUint(generation, 10), nil
-	}))
+func (s *Service) v3Document(resources []Resource, extra SuppliedDefinitions, key string, supplied bool) *v3Document {
+	doc := &v3Document{build: func() *spec3.OpenAPI { return buildV3Document(s.version, resources, extra) }}
+	if !supplied || allRevised(resources) {
+		doc.hash = derivedHash(s.version, key, resources)
+	}
+	return doc
+}
+
+// allRevised reports whether every resource names its definitions' revision.
+func allRevised(resources []Resource) bool {
+	for _, r := range resources {
+		if r.Revision == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// Follow makes the Service describe what source returns; it is read on
+// the first request, and again on the first after each Invalidate.
+func (s *Service) Follow(source func() ([]Resource, SuppliedDefinitions)) {
+	s.refreshMu.Lock()
+	s.source = source
+	s.refreshMu.Unlock()
+	s.stale.Store(true)
+}
+
+// Invalidate says the source of Follow changed.
+func (s *Service) Invalidate() { s.stale.Store(true) }
+
+func (s *Service) refresh() {
+	if !s.stale.Load() {
+		return
+	}
+	s.refreshMu.Lock()
+	defer s.refreshMu.Unlock()
+	if s.source != nil && s.stale.Swap(false) {
+		s.Update(s.source())
+	}
 }
 
 // ServeHTTP serves /openapi/v2, /openapi/v3 and /openapi/v3/<group version>.
 func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.refresh()
 	switch {
 	case r.URL.Path == pathV2:
 		s.v2Handler.ServeHTTP(w, r)
@@ -176,5 +238,5 @@ func (s *Service) serveGroupVersion(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	s.v3.HandleGroupVersion(w, r)
+	s.v3.serveDocument(w, r)
 }

@@ -435,7 +435,7 @@ func TestUpdateServesNewDocuments(t *testing.T) {
 	resources := builtinResources()
 	resources[2].Subresources = []string{"status"}
 	resources = append(resources, cronTabResource())
-	s.Update(resources, cronTabSchemas())
+	s.Update(resources, StaticDefinitions(cronTabSchemas()))
 
 	swagger, etagAfter := fetchV2JSON(t, s)
 	if etagAfter == etagBefore {
@@ -607,7 +607,7 @@ func TestConcurrentUpdateAndServe(t *testing.T) {
 		if i%2 == 0 {
 			resources = append(resources, cronTabResource())
 		}
-		s.Update(resources, cronTabSchemas())
+		s.Update(resources, StaticDefinitions(cronTabSchemas()))
 	}
 	wg.Wait()
 	if _, ok := fetchV3Index(t, s).Paths["apis/stable.example.com/v1"]; !ok {

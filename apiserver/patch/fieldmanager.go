@@ -52,18 +52,20 @@ func BuiltinFieldManager(gvk schema.GroupVersionKind) *FieldManager {
 }
 
 // NewCustomFieldManager returns a FieldManager for a custom resource of gvk,
-// whose objects are *unstructured.Unstructured. converter comes from the
-// CRD's schema (managedfields.NewTypeConverter with the CRD's
-// preserveUnknownFields); nil deduces types from the objects, making every
-// field and list atomic, as kube does for schemaless CRDs.
-func NewCustomFieldManager(gvk schema.GroupVersionKind, converter managedfields.TypeConverter) *FieldManager {
-	if converter == nil {
-		converter = managedfields.NewDeducedTypeConverter()
-	}
+// typing objects with the converter that converter returns, called once, on
+// the first apply or update (nil: a deduced converter, every field atomic).
+func NewCustomFieldManager(gvk schema.GroupVersionKind, converter func() managedfields.TypeConverter) *FieldManager {
 	return &FieldManager{
-		gvk:       gvk,
-		custom:    true,
-		converter: func() (managedfields.TypeConverter, error) { return converter, nil },
+		gvk:    gvk,
+		custom: true,
+		converter: sync.OnceValues(func() (managedfields.TypeConverter, error) {
+			if converter != nil {
+				if tc := converter(); tc != nil {
+					return tc, nil
+				}
+			}
+			return managedfields.NewDeducedTypeConverter(), nil
+		}),
 		defaulter: noDefaults{},
 	}
 }

@@ -200,13 +200,14 @@ func NewCacher(store *Store, cfg Config, opts CacherOptions) (*Cacher, error) {
 		watchers:   map[*cacheWatcher]struct{}{},
 	}
 	go c.reflect()
-	go c.sendBookmarks()
+	startBookmarks(c)
 	return c, nil
 }
 
 // Stop ends the etcd watch and closes every watcher's result channel.
 func (c *Cacher) Stop() {
 	c.stopOnce.Do(func() {
+		stopBookmarks(c)
 		c.cancel()
 		<-c.reflected
 		c.mu.Lock()
@@ -619,6 +620,9 @@ func (c *Cacher) applyLocked(key string, rev int64, cur *cachedObject) {
 		c.keys[i] = key
 	case cur != nil:
 		ev.typ = watch.Modified
+		if c.cfg.ShareUnchanged != nil {
+			c.cfg.ShareUnchanged(prev.obj, cur.obj)
+		}
 		c.objects[key] = cur
 	case prev != nil:
 		ev.typ = watch.Deleted
@@ -707,26 +711,88 @@ func (c *Cacher) terminateLocked(w *cacheWatcher, last *watch.Event) {
 
 // sendBookmarks periodically gives bookmark-enabled watchers the cache
 // revision, so they can resume from it even if their selector is quiet.
+// sendBookmarks gives every watcher that asked for bookmarks one at the
+// cache's revision.
 func (c *Cacher) sendBookmarks() {
-	ticker := time.NewTicker(c.opts.BookmarkInterval)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped || len(c.watchers) == 0 {
+		return
+	}
+	bookmark := watch.Event{Type: watch.Bookmark, Object: c.store.bookmarkObject(c.revision, false)}
+	for w := range c.watchers {
+		if w.bookmarks {
+			select {
+			case w.input <- bookmark:
+			default: // a full buffer already means a busy watcher
+			}
+		}
+	}
+}
+
+// bookmarkTickers send bookmarks for every cache: one goroutine per
+// interval in use rather than one per cache (a cache per CRD adds up).
+var bookmarkTickers struct {
+	mu     sync.Mutex
+	byTick map[time.Duration]*bookmarkTicker
+}
+
+type bookmarkTicker struct {
+	cachers map[*Cacher]struct{}
+	stop    chan struct{}
+}
+
+func startBookmarks(c *Cacher) {
+	t := &bookmarkTickers
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	every := c.opts.BookmarkInterval
+	bt := t.byTick[every]
+	if bt == nil {
+		if t.byTick == nil {
+			t.byTick = map[time.Duration]*bookmarkTicker{}
+		}
+		bt = &bookmarkTicker{cachers: map[*Cacher]struct{}{}, stop: make(chan struct{})}
+		t.byTick[every] = bt
+		go bt.run(every)
+	}
+	bt.cachers[c] = struct{}{}
+}
+
+func stopBookmarks(c *Cacher) {
+	t := &bookmarkTickers
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	every := c.opts.BookmarkInterval
+	bt := t.byTick[every]
+	if bt == nil {
+		return
+	}
+	delete(bt.cachers, c)
+	if len(bt.cachers) == 0 {
+		close(bt.stop)
+		delete(t.byTick, every)
+	}
+}
+
+func (bt *bookmarkTicker) run(every time.Duration) {
+	ticker := time.NewTicker(every)
 	defer ticker.Stop()
 	for {
 		select {
-		case <-c.ctx.Done():
+		case <-bt.stop:
 			return
 		case <-ticker.C:
 		}
-		c.mu.Lock()
-		bookmark := watch.Event{Type: watch.Bookmark, Object: c.store.bookmarkObject(c.revision, false)}
-		for w := range c.watchers {
-			if w.bookmarks {
-				select {
-				case w.input <- bookmark:
-				default: // a full buffer already means a busy watcher
-				}
-			}
+		bookmarkTickers.mu.Lock()
+		cachers := make([]*Cacher, 0, len(bt.cachers))
+		for c := range bt.cachers {
+			cachers = append(cachers, c)
 		}
-		c.mu.Unlock()
+		bookmarkTickers.mu.Unlock()
+		for _, c := range cachers {
+			c.sendBookmarks()
+		}
 	}
 }
 

@@ -144,4 +144,10 @@ type Config struct {
 	ResourcePrefix string
 	// GetAttrs returns labels and selectable fields of an object.
 	GetAttrs AttrFunc
+	// ShareUnchanged, when set, lets the watch cache make a new revision
+	// of an object (cur, not yet shared) reuse what did not change since
+	// prev, so the cache holds one copy of the large parts that rarely
+	// change (a CRD's schemas across its status updates). Both objects
+	// must stay read-only afterwards, as every cached object is.
+	ShareUnchanged func(prev, cur runtime.Object)
 }

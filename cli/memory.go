@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"runtime/debug"
+	"runtime/metrics"
+	"time"
+)
+
+// burstReleaser gives the heap a burst of work left behind back to the OS
+// once the process is quiet again. After a few hundred CRDs are applied,
+// the live heap is a fraction of what the burst grew it to; Go keeps the
+// difference for minutes (the heap goal is twice the live heap, and the
+// scavenger is gradual), and on a laptop that memory belongs elsewhere.
+type burstReleaser struct {
+	samples      []metrics.Sample
+	lastAllocs   uint64
+	quietSeconds int
+	lastRelease  time.Time
+}
+
+const (
+	// quietAllocRate: below this many bytes allocated a second the
+	// process counts as quiet (idle controllers allocate well under it).
+	quietAllocRate = 4 << 20
+	// releaseAbove: release only when more than this much heap above the
+	// live heap is held.
+	releaseAbove = 48 << 20
+	// releaseEvery bounds how often (a release costs a full GC).
+	releaseEvery = 10 * time.Second
+)
+
+func newBurstReleaser() *burstReleaser {
+	return &burstReleaser{samples: []metrics.Sample{
+		{Name: "/gc/heap/allocs:bytes"},
+		{Name: "/gc/heap/live:bytes"},
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"},
+	}, lastRelease: time.Now()}
+}
+
+// tick is called about once a second; it releases when two quiet seconds
+// follow a burst that left enough behind.
+func (r *burstReleaser) tick() {
+	metrics.Read(r.samples)
+	value := func(i int) uint64 {
+		if r.samples[i].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return r.samples[i].Value.Uint64()
+	}
+	allocs, live := value(0), value(1)
+	held := value(2) + value(3) + value(4)
+	rate := allocs - r.lastAllocs
+	r.lastAllocs = allocs
+	if rate > quietAllocRate {
+		r.quietSeconds = 0
+		return
+	}
+	r.quietSeconds++
+	if r.quietSeconds >= 2 && held > live+releaseAbove && time.Since(r.lastRelease) > releaseEvery {
+		r.lastRelease = time.Now()
+		debug.FreeOSMemory()
+	}
+}
