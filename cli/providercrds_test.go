@@ -160,7 +160,7 @@ func (g *crdGen) schema(kind string, cel bool) map[string]any {
 			"initProvider": initProvider,
 			"managementPolicies": map[string]any{"type": "array", "default": []any{"*"},
 				"description": "THIS IS A BETA FIELD. ManagementPolicies specify the array of actions Crossplane is allowed to take on the managed and external resources.",
-				"items": map[string]any{"type": "string", "enum": []any{"Observe", "Create", "Update", "Delete", "LateInitialize", "*"}}},
+				"items":       map[string]any{"type": "string", "enum": []any{"Observe", "Create", "Update", "Delete", "LateInitialize", "*"}}},
 			"providerConfigRef": map[string]any{"type": "object", "default": map[string]any{"name": "default"},
 				"description": "ProviderConfigReference specifies how the provider that will be used to create, observe, update, and delete this managed resource should be configured.",
 				"required":    []any{"name"},
@@ -176,7 +176,7 @@ func (g *crdGen) schema(kind string, cel bool) map[string]any {
 	if cel {
 		spec["x-kubernetes-validations"] = []any{map[string]any{
 			"message": "spec.forProvider.region is a required parameter",
-			"rule": "!('*' in self.managementPolicies || 'Create' in self.managementPolicies || 'Update' in self.managementPolicies) || has(self.forProvider.region) || (has(self.initProvider) && has(self.initProvider.region))",
+			"rule":    "!('*' in self.managementPolicies || 'Create' in self.managementPolicies || 'Update' in self.managementPolicies) || has(self.forProvider.region) || (has(self.initProvider) && has(self.initProvider.region))",
 		}}
 	}
 	return map[string]any{
