@@ -26,6 +26,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/devplane/devplane/apiserver/storage"
 )
 
 // gcIgnoredResources are never watched: events are numerous, short-lived
@@ -219,7 +221,30 @@ func (gc *GarbageCollector) syncMonitors(ctx context.Context) error {
 }
 
 func (gc *GarbageCollector) startMonitor(ctx context.Context, gvr schema.GroupVersionResource, kind string) {
-	if lr, ok := gc.reads.lookup(gvr); ok {
+	lr, local := gc.reads.lookup(gvr)
+	if obs, ok := lr.(observable); local && ok {
+		var synced atomic.Bool
+		stop, ok := obs.Observe(&storage.Observer{
+			Replace: func(objects []runtime.Object) {
+				gc.replace(gvr, kind, objects)
+				synced.Store(true)
+			},
+			Change: func(ev watch.Event) {
+				if ev.Type == watch.Deleted {
+					gc.forget(ev.Object)
+				} else {
+					gc.observe(gvr, kind, ev.Object)
+				}
+			},
+		})
+		if ok {
+			done := make(chan struct{})
+			close(done)
+			gc.monitors[gvr] = &gcMonitor{hasSynced: synced.Load, cancel: stop, done: done}
+			return
+		}
+	}
+	if local {
 		mctx, cancel := context.WithCancel(ctx)
 		var synced atomic.Bool
 		m := &gcMonitor{hasSynced: synced.Load, cancel: cancel, done: make(chan struct{})}
@@ -248,6 +273,30 @@ func (gc *GarbageCollector) startMonitor(ctx context.Context, gvr schema.GroupVe
 		defer close(m.done)
 		informer.RunWithContext(mctx)
 	}()
+}
+
+// observable is a local reader whose watch cache the graph can follow in
+// place (registry.Store over a storage.Cacher): no watch, no goroutine per
+// resource; hundreds of CRDs each add a resource to follow.
+type observable interface {
+	Observe(o *storage.Observer) (stop func(), ok bool)
+}
+
+// replace observes objects, all of gvr's there are, and forgets the
+// graph's other objects of gvr.
+func (gc *GarbageCollector) replace(gvr schema.GroupVersionResource, kind string, objects []runtime.Object) {
+	present := make(map[types.UID]struct{}, len(objects))
+	for _, obj := range objects {
+		if acc, ok := obj.(metav1.Object); ok {
+			present[acc.GetUID()] = struct{}{}
+			gc.observe(gvr, kind, obj)
+		}
+	}
+	for _, n := range gc.graph.nodesOf(gvr) {
+		if _, ok := present[n.uid]; !ok {
+			gc.forgetUID(n.uid)
+		}
+	}
 }
 
 // runLocalMonitor feeds the graph from one resource's watch cache, in
@@ -293,22 +342,11 @@ func (gc *GarbageCollector) relist(ctx context.Context, gvr schema.GroupVersionR
 	if err != nil {
 		return "", err
 	}
-	present := map[types.UID]struct{}{}
-	err = meta.EachListItem(list, func(obj runtime.Object) error {
-		if acc, ok := obj.(metav1.Object); ok {
-			present[acc.GetUID()] = struct{}{}
-			gc.observe(gvr, kind, obj)
-		}
-		return nil
-	})
+	objects, err := meta.ExtractList(list)
 	if err != nil {
 		return "", err
 	}
-	for _, n := range gc.graph.nodesOf(gvr) {
-		if _, ok := present[n.uid]; !ok {
-			gc.forgetUID(n.uid)
-		}
-	}
+	gc.replace(gvr, kind, objects)
 	return listMeta.GetResourceVersion(), nil
 }
 

@@ -202,6 +202,15 @@ type versionStorage struct {
 
 var _ storage.Interface = (*versionStorage)(nil)
 
+// Observe follows the objects as stored: an observer reads metadata only
+// (the garbage collector), the same in every version.
+func (s *versionStorage) Observe(o *storage.Observer) (func(), bool) {
+	if obs, ok := s.under.(storage.Observable); ok {
+		return obs.Observe(o)
+	}
+	return nil, false
+}
+
 func conversionError(err error) error {
 	if _, ok := err.(apierrors.APIStatus); ok {
 		return err

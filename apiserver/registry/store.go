@@ -184,6 +184,15 @@ func (s *Store) List(ctx context.Context, namespace string, opts metav1.ListOpti
 	return out, nil
 }
 
+// Observe follows every object of the store in process when its storage
+// is a watch cache (storage.Observable); false otherwise.
+func (s *Store) Observe(o *storage.Observer) (stop func(), ok bool) {
+	if obs, isObservable := s.Storage.(storage.Observable); isObservable {
+		return obs.Observe(o)
+	}
+	return nil, false
+}
+
 // Watch streams changes to the objects in namespace that match opts.
 func (s *Store) Watch(ctx context.Context, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
 	if err := s.checkScope(namespace); err != nil {

@@ -134,7 +134,8 @@ type cacheEvent struct {
 }
 
 // Cacher implements Interface with reads and watches served from memory,
-// kept current by one etcd watch on the whole resource prefix. Writes go to
+// kept current by the changes under the resource prefix from the client's
+// watch hub (watchhub.go: one etcd watch for every cache). Writes go to
 // the Store.
 //
 // NewCacher starts it: the initial list runs in the background, and reads or
@@ -154,12 +155,13 @@ type Cacher struct {
 
 	ctx       context.Context
 	cancel    context.CancelFunc
-	reflected chan struct{} // closed when the etcd watch loop has exited
+	sub       *hubSub
 	ready     chan struct{} // closed after the initial list
 	readyOnce sync.Once
 	stopOnce  sync.Once
 
-	etcdWatches atomic.Int64
+	etcdLists atomic.Int64
+	backoff   time.Duration // before retrying a failed list; only the hub's goroutine for c
 
 	mu         sync.RWMutex
 	objects    map[string]*cachedObject
@@ -171,6 +173,8 @@ type Cacher struct {
 	ringLen    int   // events in the ring
 	ringFloor  int64 // every event after this revision is in the ring
 	watchers   map[*cacheWatcher]struct{}
+	observers  map[*Observer]struct{}
+	synced     bool // the last list succeeded: changes apply on top of it
 	stopped    bool
 }
 
@@ -192,14 +196,14 @@ func NewCacher(store *Store, cfg Config, opts CacherOptions) (*Cacher, error) {
 		prefix:     strings.TrimSuffix(cfg.ResourcePrefix, "/") + "/",
 		ctx:        ctx,
 		cancel:     cancel,
-		reflected:  make(chan struct{}),
 		ready:      make(chan struct{}),
 		objects:    map[string]*cachedObject{},
 		revChanged: make(chan struct{}),
 		ring:       make([]cacheEvent, min(initialRingSize, opts.EventRingSize)),
 		watchers:   map[*cacheWatcher]struct{}{},
+		observers:  map[*Observer]struct{}{},
 	}
-	go c.reflect()
+	c.sub = subscribe(c.client, c.prefix, opts.Logger, c.process)
 	startBookmarks(c)
 	return c, nil
 }
@@ -209,7 +213,7 @@ func (c *Cacher) Stop() {
 	c.stopOnce.Do(func() {
 		stopBookmarks(c)
 		c.cancel()
-		<-c.reflected
+		c.sub.unsubscribe()
 		c.mu.Lock()
 		c.stopped = true
 		for w := range c.watchers {
@@ -219,9 +223,9 @@ func (c *Cacher) Stop() {
 	})
 }
 
-// EtcdWatchCount is how many etcd watches the Cacher has opened (one, plus
-// one per relist after compaction or error).
-func (c *Cacher) EtcdWatchCount() int64 { return c.etcdWatches.Load() }
+// EtcdListCount is how many times the Cacher has listed etcd (once, plus
+// once per relist after compaction or error); its watchers share them.
+func (c *Cacher) EtcdListCount() int64 { return c.etcdLists.Load() }
 
 // WatcherCount is the number of open watches served by the Cacher.
 func (c *Cacher) WatcherCount() int {
@@ -232,6 +236,7 @@ func (c *Cacher) WatcherCount() int {
 
 // Revision is the etcd revision the cache is current to.
 func (c *Cacher) Revision() int64 {
+	c.catchUp()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.revision
@@ -430,6 +435,8 @@ func (c *Cacher) waitConsistent(ctx context.Context) error {
 // progress notifications in case the resource is quiet; after
 // FreshnessTimeout it gives kube's "too large resource version" error.
 func (c *Cacher) waitForRevision(ctx context.Context, rev int64) error {
+	advanced := c.sub.hub.advancedChan()
+	c.catchUp()
 	c.mu.RLock()
 	current, changed := c.revision, c.revChanged
 	c.mu.RUnlock()
@@ -445,6 +452,7 @@ func (c *Cacher) waitForRevision(ctx context.Context, rev int64) error {
 	for {
 		select {
 		case <-changed:
+		case <-advanced:
 		case <-nudge.C:
 			_ = c.client.RequestProgress(c.ctx)
 			nudge.Reset(100 * time.Millisecond)
@@ -455,6 +463,8 @@ func (c *Cacher) waitForRevision(ctx context.Context, rev int64) error {
 		case <-c.ctx.Done():
 			return apierrors.NewServiceUnavailable("cache stopped")
 		}
+		advanced = c.sub.hub.advancedChan()
+		c.catchUp()
 		c.mu.RLock()
 		current, changed = c.revision, c.revChanged
 		c.mu.RUnlock()
@@ -464,25 +474,61 @@ func (c *Cacher) waitForRevision(ctx context.Context, rev int64) error {
 	}
 }
 
-// reflect keeps the cache in sync with etcd: list, then watch from the list
-// revision; a compacted or failed watch starts over with a fresh list.
-func (c *Cacher) reflect() {
-	defer close(c.reflected)
-	backoff := 50 * time.Millisecond
-	for c.ctx.Err() == nil {
-		rev, err := c.relist()
-		if err != nil {
-			c.opts.Logger.Warn("cacher list failed", "resource", c.cfg.Resource.String(), "error", err)
-			select {
-			case <-c.ctx.Done():
-				return
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, 5*time.Second)
+// catchUp moves the cache's revision to the hub's when every change up to
+// it has been applied: a quiet resource is as current as the hub.
+func (c *Cacher) catchUp() {
+	rev, idle := c.sub.idleAt()
+	if !idle {
+		return
+	}
+	c.mu.RLock()
+	behind := c.synced && rev > c.revision
+	c.mu.RUnlock()
+	if behind {
+		c.mu.Lock()
+		if c.synced {
+			c.setRevisionLocked(rev)
+		}
+		c.mu.Unlock()
+	}
+}
+
+// process applies what the hub handed over, in order: a reset relists
+// (what was queued before it is covered by the list), changes apply on
+// top of the last list. A failed list is retried after a backoff; changes
+// until then are dropped, the next list has them.
+func (c *Cacher) process(items []hubItem) {
+	for i := len(items) - 1; i >= 0; i-- {
+		if !items[i].reset {
 			continue
 		}
-		backoff = 50 * time.Millisecond
-		c.watchFrom(rev)
+		items = items[i+1:]
+		if _, err := c.relist(); err != nil {
+			c.mu.Lock()
+			c.synced = false
+			c.mu.Unlock()
+			if c.ctx.Err() != nil {
+				return
+			}
+			c.opts.Logger.Warn("cacher list failed", "resource", c.cfg.Resource.String(), "error", err)
+			c.backoff = min(max(2*c.backoff, 50*time.Millisecond), 5*time.Second)
+			time.AfterFunc(c.backoff, func() { c.sub.enqueue(hubItem{reset: true}) })
+			return
+		}
+		c.backoff = 0
+		break
+	}
+	c.mu.RLock()
+	synced := c.synced
+	c.mu.RUnlock()
+	if !synced {
+		return
+	}
+	for _, item := range items {
+		if !c.apply(item.events) {
+			c.sub.enqueue(hubItem{reset: true})
+			return
+		}
 	}
 }
 
@@ -519,7 +565,9 @@ func (c *Cacher) relist() (int64, error) {
 		}
 		start = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
 	}
+	c.etcdLists.Add(1)
 	c.mu.Lock()
+	c.synced = true
 	c.objects, c.keys = objects, keys
 	c.ringHead, c.ringLen, c.ringFloor = 0, 0, rev
 	expired := &apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: the %s cache was relisted at revision %d", c.cfg.Resource, rev)).ErrStatus
@@ -527,6 +575,12 @@ func (c *Cacher) relist() (int64, error) {
 		c.terminateLocked(w, &watch.Event{Type: watch.Error, Object: expired})
 	}
 	c.setRevisionLocked(rev)
+	if len(c.observers) > 0 {
+		all := c.allObjectsLocked()
+		for o := range c.observers {
+			o.Replace(all)
+		}
+	}
 	c.mu.Unlock()
 	c.readyOnce.Do(func() { close(c.ready) })
 	return rev, nil
@@ -550,59 +604,34 @@ func (c *Cacher) decode(data []byte, rev int64) (*cachedObject, error) {
 	return cached, nil
 }
 
-// watchFrom applies etcd events after rev until the watch ends.
-func (c *Cacher) watchFrom(rev int64) {
-	ctx, cancel := context.WithCancel(c.ctx)
-	defer cancel()
-	c.etcdWatches.Add(1)
-	events := c.client.Watch(ctx, c.prefix, clientv3.WithPrefix(), clientv3.WithRev(rev+1), clientv3.WithProgressNotify())
-	for {
-		// Return on cancel without waiting for etcd to close the channel:
-		// the in-process client can be slow to, and Stop must not hang.
-		var resp clientv3.WatchResponse
-		select {
-		case <-ctx.Done():
-			return
-		case r, ok := <-events:
-			if !ok {
-				return
-			}
-			resp = r
-		}
-		if resp.CompactRevision != 0 {
-			c.opts.Logger.Info("cacher watch compacted, relisting", "resource", c.cfg.Resource.String(), "compactRevision", resp.CompactRevision)
-			return
-		}
-		if err := resp.Err(); err != nil {
-			c.opts.Logger.Warn("cacher watch failed, relisting", "resource", c.cfg.Resource.String(), "error", err)
-			return
-		}
-		if resp.IsProgressNotify() {
-			c.mu.Lock()
-			c.setRevisionLocked(resp.Header.Revision)
-			c.mu.Unlock()
+// apply applies changes newer than the cache; false when one cannot be
+// decoded (the cache relists).
+func (c *Cacher) apply(events []*clientv3.Event) bool {
+	c.mu.RLock()
+	from := c.revision
+	c.mu.RUnlock()
+	// Decode outside the lock; readers keep going meanwhile.
+	decoded := make([]*cachedObject, len(events))
+	for i, ev := range events {
+		if ev.Type != clientv3.EventTypePut || ev.Kv.ModRevision <= from {
 			continue
 		}
-		// Decode outside the lock; readers keep going meanwhile.
-		decoded := make([]*cachedObject, len(resp.Events))
-		for i, ev := range resp.Events {
-			if ev.Type != clientv3.EventTypePut {
-				continue
-			}
-			cached, err := c.decode(ev.Kv.Value, ev.Kv.ModRevision)
-			if err != nil {
-				c.opts.Logger.Error("cacher cannot decode object, relisting", "key", string(ev.Kv.Key), "error", err)
-				return
-			}
-			decoded[i] = cached
+		cached, err := c.decode(ev.Kv.Value, ev.Kv.ModRevision)
+		if err != nil {
+			c.opts.Logger.Error("cacher cannot decode object, relisting", "key", string(ev.Kv.Key), "error", err)
+			return false
 		}
-		c.mu.Lock()
-		for i, ev := range resp.Events {
+		decoded[i] = cached
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, ev := range events {
+		if ev.Kv.ModRevision > from {
 			c.applyLocked(string(ev.Kv.Key), ev.Kv.ModRevision, decoded[i])
 		}
-		c.setRevisionLocked(resp.Events[len(resp.Events)-1].Kv.ModRevision)
-		c.mu.Unlock()
 	}
+	c.setRevisionLocked(events[len(events)-1].Kv.ModRevision)
+	return true
 }
 
 // applyLocked applies one change (cur nil: deletion), records it in the
@@ -645,6 +674,14 @@ func (c *Cacher) applyLocked(key string, rev int64, cur *cachedObject) {
 	} else {
 		c.ring[(c.ringHead+c.ringLen)%len(c.ring)] = ev
 		c.ringLen++
+	}
+	for o := range c.observers {
+		switch ev.typ {
+		case watch.Deleted:
+			o.Change(watch.Event{Type: watch.Deleted, Object: ev.deleted})
+		default:
+			o.Change(watch.Event{Type: ev.typ, Object: cur.obj})
+		}
 	}
 	budget := dispatchBudget
 	for w := range c.watchers {
@@ -714,6 +751,7 @@ func (c *Cacher) terminateLocked(w *cacheWatcher, last *watch.Event) {
 // sendBookmarks gives every watcher that asked for bookmarks one at the
 // cache's revision.
 func (c *Cacher) sendBookmarks() {
+	c.catchUp()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stopped || len(c.watchers) == 0 {
@@ -977,4 +1015,48 @@ func (w *cacheWatcher) convert(ev *cacheEvent) (watch.Event, bool) {
 		return watch.Event{Type: watch.Deleted, Object: gone}, true
 	}
 	return watch.Event{}, false
+}
+
+// Observer sees a cache's objects in process, without a watch (a watch
+// costs a goroutine and a buffer per resource; the garbage collector
+// follows every resource). Replace gets every cached object, in key order,
+// when the observer is added (once the cache has listed) and after each
+// relist; Change each change after that (Added, Modified, Deleted). Both
+// run with the cache locked, in order: they must be quick, must not call
+// the cache and must not modify the objects.
+type Observer struct {
+	Replace func(objects []runtime.Object)
+	Change  func(watch.Event)
+}
+
+// Observable storage can be followed by an Observer.
+type Observable interface {
+	// Observe adds o until the returned stop is called; false when this
+	// storage cannot be observed after all.
+	Observe(o *Observer) (stop func(), ok bool)
+}
+
+var _ Observable = (*Cacher)(nil)
+
+// Observe implements Observable.
+func (c *Cacher) Observe(o *Observer) (stop func(), ok bool) {
+	c.mu.Lock()
+	c.observers[o] = struct{}{}
+	if c.synced {
+		o.Replace(c.allObjectsLocked())
+	}
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		delete(c.observers, o)
+		c.mu.Unlock()
+	}, true
+}
+
+func (c *Cacher) allObjectsLocked() []runtime.Object {
+	all := make([]runtime.Object, len(c.keys))
+	for i, k := range c.keys {
+		all[i] = c.objects[k].obj
+	}
+	return all
 }

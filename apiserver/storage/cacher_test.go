@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	goruntime "runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -153,7 +154,7 @@ func updateData(t *testing.T, s Interface, key, value string) *corev1.ConfigMap 
 func TestCacherWatchFromResourceVersion(t *testing.T) {
 	ctx := testContext(t)
 	cfg := testConfig(t)
-	cacher := newTestCacher(t, cfg, CacherOptions{})
+	cacher := newReadyTestCacher(t, cfg, CacherOptions{})
 	key := objectKey(cfg, "ns", "w")
 	created := &corev1.ConfigMap{}
 	if err := cacher.Create(ctx, key, newConfigMap("ns", "w", nil), created, 0); err != nil {
@@ -270,8 +271,8 @@ func TestCacherWatchersShareOneEtcdWatch(t *testing.T) {
 	for _, w := range watchers {
 		expectEvent(t, w, watch.Added, "shared")
 	}
-	if n := cacher.EtcdWatchCount(); n != 1 {
-		t.Fatalf("%d etcd watches for 10 watchers, want 1", n)
+	if n := cacher.EtcdListCount(); n != 1 {
+		t.Fatalf("%d etcd lists for 10 watchers, want 1", n)
 	}
 	if n := cacher.WatcherCount(); n != 10 {
 		t.Fatalf("WatcherCount = %d, want 10", n)
@@ -551,5 +552,72 @@ func TestCacherEncodedItems(t *testing.T) {
 	// Served from etcd (a page): nothing handed out.
 	if _, enc := list(ListOptions{Predicate: SelectionPredicate{Limit: 2}}); enc.Valid {
 		t.Error("a paginated list from etcd reported cached messages")
+	}
+}
+
+// Caches on one client share the hub's etcd watch: an idle cache costs no
+// goroutine, each gets its own changes, a quiet one is as current as the
+// hub, and the hub goes with the last cache.
+func TestCachersShareOneWatchHub(t *testing.T) {
+	ctx := testContext(t)
+	base := testConfig(t)
+	root := hubRoot(base.ResourcePrefix)
+	before := goruntime.NumGoroutine()
+	const n = 50
+	cachers := make([]*Cacher, n)
+	configs := make([]Config, n)
+	for i := range cachers {
+		configs[i] = base
+		configs[i].ResourcePrefix = fmt.Sprintf("%sres-%d", root, i)
+		cachers[i] = newReadyTestCacher(t, configs[i], CacherOptions{})
+	}
+	time.Sleep(100 * time.Millisecond) // their list goroutines have ended
+	if grown := goruntime.NumGoroutine() - before; grown > 10 {
+		t.Errorf("%d idle caches added %d goroutines, want at most 10 (the hub's watch)", n, grown)
+	}
+	hubs.mu.Lock()
+	h := hubs.byKey[hubKey{testClient, root}]
+	hubs.mu.Unlock()
+	if h == nil || h.refs != n {
+		t.Fatalf("hub for %s: %+v, want one with %d subscribers", root, h, n)
+	}
+
+	// Each cache sees its own objects only.
+	for _, i := range []int{3, 17} {
+		w, err := cachers[i].Watch(ctx, configs[i].ResourcePrefix, ListOptions{Recursive: true, ResourceVersion: strconv.FormatInt(cachers[i].Revision(), 10)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		name := fmt.Sprintf("only-%d", i)
+		if err := cachers[i].Create(ctx, objectKey(configs[i], "ns", name), newConfigMap("ns", name, nil), nil, 0); err != nil {
+			t.Fatal(err)
+		}
+		expectEvent(t, w, watch.Added, name)
+	}
+	list := &corev1.ConfigMapList{}
+	if err := cachers[5].GetList(ctx, configs[5].ResourcePrefix, ListOptions{Recursive: true}, list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 0 {
+		t.Fatalf("cache 5 lists %d objects of other caches", len(list.Items))
+	}
+	// A consistent list of a quiet cache answers at the latest revision.
+	latest, err := cachers[5].CurrentRevision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rv := mustRV(t, list.ResourceVersion); rv < latest {
+		t.Fatalf("consistent list of a quiet cache at %d, etcd at %d", rv, latest)
+	}
+
+	for _, c := range cachers {
+		c.Stop()
+	}
+	hubs.mu.Lock()
+	_, still := hubs.byKey[hubKey{testClient, root}]
+	hubs.mu.Unlock()
+	if still {
+		t.Fatal("the hub outlived its last cache")
 	}
 }
