@@ -107,7 +107,7 @@ type servedGroupVersion struct {
 func NewService(version string) *Service {
 	s := &Service{version: version, groupVersion: map[string]servedGroupVersion{}, external: map[string]External{}}
 	s.v2 = s.v2DocumentLocked(nil, nil)
-	s.v2Handler = gziphandler.GzipHandler(http.HandlerFunc(s.serveV2))
+	s.v2Handler = http.HandlerFunc(s.serveV2) // compresses itself (v2gzip.go)
 
 	v3Mux := http.NewServeMux()
 	v3Mux.HandleFunc(pathV3, s.v3.serveDiscovery)

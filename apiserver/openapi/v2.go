@@ -85,6 +85,12 @@ type v2Fragment struct {
 	protoOnce sync.Once
 	proto     []byte
 	protoErr  error
+
+	// Each whole section deflated, by format (jsonForm, protoForm), made
+	// on the first gzip request for that format.
+	deflateOnce [2][2]sync.Once
+	deflated    [2][2][]byte
+	deflateErr  [2][2]error
 }
 
 func newV2Fragment(key string, build func() (v2Parts, error)) *v2Fragment {
@@ -205,22 +211,26 @@ func (f *v2Fragment) protoRun(section, from, to int) []byte {
 // encodeAll encodes the fragments not yet encoded, on all processors: with
 // hundreds of custom resources most of the first request's time is here.
 func encodeAll(fragments []*v2Fragment, encode func(*v2Fragment) error) error {
-	workers := min(runtime.GOMAXPROCS(0), len(fragments))
-	errs := make([]error, len(fragments))
+	return parallel(len(fragments), func(i int) error { return encode(fragments[i]) })
+}
+
+// parallel calls do(0..n-1) on all processors and joins the errors.
+func parallel(n int, do func(i int) error) error {
+	errs := make([]error, n)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	next := 0
-	for range workers {
+	for range min(runtime.GOMAXPROCS(0), n) {
 		wg.Go(func() {
 			for {
 				mu.Lock()
 				i := next
 				next++
 				mu.Unlock()
-				if i >= len(fragments) {
+				if i >= n {
 					return
 				}
-				errs[i] = encode(fragments[i])
+				errs[i] = do(i)
 			}
 		})
 	}
@@ -349,6 +359,33 @@ type v2Run struct {
 	from, to int
 }
 
+const (
+	jsonForm = iota
+	protoForm
+)
+
+// v2Encoding is the document in one format: the pieces it is read from and,
+// for each, the run it is (nil fragment: framing bytes).
+type v2Encoding struct {
+	format  int
+	pieces  v2Bytes
+	sources []v2Source
+
+	gzipOnce sync.Once
+	gzipped  v2Bytes
+	gzipErr  error
+}
+
+type v2Source struct {
+	v2Run
+	section int
+}
+
+func (e *v2Encoding) add(piece []byte, source v2Source) {
+	e.pieces = append(e.pieces, piece)
+	e.sources = append(e.sources, source)
+}
+
 // sharedV2Cache keeps the last shared fragment: its roots rarely change
 // when custom resources come and go.
 type sharedV2Cache struct {
@@ -365,13 +402,13 @@ type v2Document struct {
 
 	once     sync.Once
 	runs     [2][]v2Run
-	json     v2Bytes
+	json     v2Encoding
 	etag     string
 	modified time.Time
 	err      error
 
 	protoOnce sync.Once
-	proto     v2Bytes
+	proto     v2Encoding
 	protoErr  error
 }
 
@@ -395,18 +432,18 @@ func (d *v2Document) assemble() error {
 			return
 		}
 		hash := sha512.New()
-		d.json = append(d.json, head)
+		d.json.add(head, v2Source{})
 		hash.Write(head)
 		for section, separator := range [][]byte{middle, tail} {
 			for i, run := range d.runs[section] {
 				if i > 0 {
-					d.json = append(d.json, comma)
+					d.json.add(comma, v2Source{})
 				}
-				d.json = append(d.json, run.fragment.jsonRun(section, run.from, run.to))
+				d.json.add(run.fragment.jsonRun(section, run.from, run.to), v2Source{run, section})
 				hash.Write(run.fragment.hash[:])
 				hash.Write(binary.AppendUvarint(binary.AppendUvarint(nil, uint64(run.from)), uint64(run.to)))
 			}
-			d.json = append(d.json, separator)
+			d.json.add(separator, v2Source{})
 			hash.Write(separator)
 		}
 		d.etag = fmt.Sprintf("%X", hash.Sum(nil))
@@ -497,7 +534,7 @@ func v2Security() []map[string][]string { return []map[string][]string{{bearerTo
 
 // protobuf assembles the protobuf form: the header's encoding, then each
 // run's members' (see v2Fragment.protobuf).
-func (d *v2Document) protobuf() (v2Bytes, error) {
+func (d *v2Document) protobuf() (*v2Encoding, error) {
 	d.protoOnce.Do(func() {
 		if d.protoErr = d.assemble(); d.protoErr != nil {
 			return
@@ -530,14 +567,15 @@ func (d *v2Document) protobuf() (v2Bytes, error) {
 			d.protoErr = err
 			return
 		}
-		d.proto = v2Bytes{encodedHeader}
+		d.proto.format = protoForm
+		d.proto.add(encodedHeader, v2Source{})
 		for section, runs := range d.runs {
 			for _, run := range runs {
-				d.proto = append(d.proto, run.fragment.protoRun(section, run.from, run.to))
+				d.proto.add(run.fragment.protoRun(section, run.from, run.to), v2Source{run, section})
 			}
 		}
 	})
-	return d.proto, d.protoErr
+	return &d.proto, d.protoErr
 }
 
 // v2Bytes is a document as the pieces it is read from, never joined.
@@ -667,20 +705,27 @@ func (s *Service) serveV2(w http.ResponseWriter, r *http.Request) {
 		if clause.Type != "application" && clause.Type != "*" {
 			continue
 		}
-		var body v2Bytes
+		var form *v2Encoding
 		var contentType string
 		var err error
 		switch clause.SubType {
 		case "json", "*":
 			err = doc.assemble()
-			body, contentType = doc.json, "application/json"
+			form, contentType = &doc.json, "application/json"
 		case protoV2, protoV2Deprecated:
-			body, err = doc.protobuf()
+			form, err = doc.protobuf()
 			contentType = "application/" + protoV2
 		default:
 			continue
 		}
+		body := form.pieces
+		if err == nil && acceptsGzip(r) {
+			body, err = form.gzip()
+			w.Header().Set("Content-Encoding", "gzip")
+		}
+		w.Header().Add("Vary", "Accept-Encoding")
 		if err != nil {
+			w.Header().Del("Content-Encoding")
 			slog.Error("building /openapi/v2", "err", err)
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return

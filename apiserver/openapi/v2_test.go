@@ -1,8 +1,11 @@
 package openapi
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"reflect"
 	"slices"
@@ -248,5 +251,33 @@ func TestV2RangeRequestsReadTheAssembledBytes(t *testing.T) {
 		if got := readBody(t, response); string(got) != string(full[tc.from:tc.to+1]) {
 			t.Errorf("range %d-%d: %d bytes differ from the document's", tc.from, tc.to, len(got))
 		}
+	}
+}
+
+func TestV2GzipDecodesToTheDocument(t *testing.T) {
+	s := NewService("v1.37.0")
+	s.Update(mixedState(newWidgets(5, "r1")))
+	s.SetExternal("gadgets.example.com", "v1", gadgetExternal()) // one of its definitions is left out: a partial run
+	for _, accept := range []string{"application/json", protobufV2} {
+		plain, etag := fetchV2(t, s, accept)
+		response := get(t, s, "/openapi/v2", map[string]string{"Accept": accept, "Accept-Encoding": "br;q=1.0, gzip;q=0.5"})
+		if response.Header.Get("Content-Encoding") != "gzip" || response.Header.Get("Etag") != etag {
+			t.Fatalf("%s: Content-Encoding %q, Etag %q (plain %q)", accept, response.Header.Get("Content-Encoding"), response.Header.Get("Etag"), etag)
+		}
+		reader, err := gzip.NewReader(response.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reader.Multistream(false) // one member, as any gzip reader expects
+		decompressed, err := io.ReadAll(reader)
+		if err != nil {
+			t.Fatalf("%s: gzip body does not decompress: %v", accept, err)
+		}
+		if !bytes.Equal(decompressed, plain) {
+			t.Errorf("%s: gzip body decompresses to %d bytes, not the %d of the document", accept, len(decompressed), len(plain))
+		}
+	}
+	if response := get(t, s, "/openapi/v2", map[string]string{"Accept-Encoding": "gzip;q=0"}); response.Header.Get("Content-Encoding") != "" {
+		t.Error("gzip sent although refused")
 	}
 }
