@@ -129,7 +129,9 @@ func buildV3Document(version string, resources []Resource, extra SuppliedDefinit
 	resolver := newDefinitionResolver(v3RefPrefix, extra)
 	routes := routesForAll(resolveResources(resources, resolver))
 
-	schemas := resolver.closure(referencedByRoutes(routes))
+	roots := referencedByRoutes(routes)
+	resolver.prefetch(roots)
+	schemas := resolver.closure(roots)
 	paths := map[string]*spec3.Path{}
 	for _, rt := range routes {
 		item, ok := paths[rt.path]
