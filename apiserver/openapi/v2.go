@@ -120,18 +120,27 @@ func (f *v2Fragment) encode() error {
 func appendMembers[V any](buf *bytes.Buffer, values map[string]V) (v2Section, error) {
 	section := v2Section{names: sortedKeys(values)}
 	section.json = make([]span, 0, len(values))
-	encoder := json.NewEncoder(buf) // escapes like json.Marshal; ends each value with a newline
 	for _, name := range section.names {
 		start := buf.Len()
-		if err := encoder.Encode(name); err != nil {
+		key, err := json.Marshal(name)
+		if err != nil {
 			return section, err
 		}
-		buf.Truncate(buf.Len() - 1)
+		buf.Write(key)
 		buf.WriteByte(':')
-		if err := encoder.Encode(values[name]); err != nil {
+		// The spec types' own (compact) encoding, as spec.Swagger's
+		// MarshalJSON writes its members, without encoding/json
+		// compacting it again.
+		var value []byte
+		if marshaler, ok := any(values[name]).(json.Marshaler); ok {
+			value, err = marshaler.MarshalJSON()
+		} else {
+			value, err = json.Marshal(values[name])
+		}
+		if err != nil {
 			return section, fmt.Errorf("encoding %s: %w", name, err)
 		}
-		buf.Truncate(buf.Len() - 1)
+		buf.Write(value)
 		section.json = append(section.json, span{start, buf.Len()})
 		buf.WriteByte(',')
 	}
@@ -152,7 +161,7 @@ func (f *v2Fragment) protobuf() error {
 		mini.WriteString(`},"definitions":{`)
 		f.writeJSON(&mini, definitionsSection, 0, len(f.sections[definitionsSection].names))
 		mini.WriteString(`}}`)
-		doc, err := openapi_v2.ParseDocument(mini.Bytes())
+		doc, err := parseV2Document(mini.Bytes())
 		if err != nil {
 			f.protoErr = err
 			return
@@ -557,7 +566,7 @@ func (d *v2Document) protobuf() (*v2Encoding, error) {
 			d.protoErr = err
 			return
 		}
-		header, err := openapi_v2.ParseDocument(slices.Concat(head, middle, tail))
+		header, err := parseV2Document(slices.Concat(head, middle, tail))
 		if err != nil {
 			d.protoErr = err
 			return

@@ -281,3 +281,25 @@ func TestV2GzipDecodesToTheDocument(t *testing.T) {
 		t.Error("gzip sent although refused")
 	}
 }
+
+// parseV2Document must convert JSON as gnostic's ParseDocument does,
+// scalars of every kind included (vendor extensions keep them as YAML).
+func TestParseV2DocumentMatchesGnostic(t *testing.T) {
+	document := []byte(`{"swagger":"2.0","info":{"title":"t \u003c\"q\"\u003e","version":"v1"},
+		"paths":{"/a":{"get":{"responses":{"200":{"description":"OK"}},"x-values":{"int":10,"negative":-3,"big":18446744073709551615,
+			"bigger":18446744073709551616,"float":1.5,"exp":1e3,"zero":0,"true":true,"false":false,"null":null,
+			"strings":["true","10","1.5","null","~","yes","2001-12-14","","tab\there","ünïcode"],"nested":[[],{}]}}}},
+		"definitions":{"D":{"type":"object","maxLength":63,"minimum":-1.25,"default":{"a":[1,"b",null]},"enum":[1,2.5,"x",false],
+			"x-kubernetes-group-version-kind":[{"group":"","kind":"D","version":"v1"}]}}}`)
+	want, err := openapi_v2.ParseDocument(document)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := parseV2Document(document)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(got, want) {
+		t.Errorf("parseV2Document differs from gnostic's ParseDocument:\n got %v\nwant %v", got, want)
+	}
+}

@@ -10,8 +10,8 @@ package openapi
 
 import (
 	"bytes"
-	"compress/flate"
 	"encoding/binary"
+	"github.com/klauspost/compress/flate"
 	"hash/crc32"
 	"net/http"
 	"strconv"
