@@ -4,8 +4,9 @@
 //
 // Nothing is built when the package loads or a Service is created: each
 // generated definition is built when a document (or a caller) first needs
-// it, and each document on the first request for it, cached until the next
-// Update.
+// it, and each document on the first request for it, kept as bytes. What an
+// Update leaves unchanged is kept: a v3 group version's document, and the
+// fragments /openapi/v2 is assembled from (v2.go).
 package openapi
 
 //go:generate bash gen.sh
