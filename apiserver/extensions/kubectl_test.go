@@ -122,6 +122,10 @@ func TestCRDLifecycleWithKubectl(t *testing.T) {
 	if got := d.mustKubectl(t, "", "explain", "crontabs.spec"); !strings.Contains(got, "cronSpec") || !strings.Contains(got, "CronSpec is a cron expression") {
 		t.Errorf("explain: %s", got)
 	}
+	// The same from /openapi/v2 (protobuf, assembled from fragments).
+	if got := d.mustKubectl(t, "", "explain", "crontabs.spec", "--output=plaintext-openapiv2"); !strings.Contains(got, "cronSpec") || !strings.Contains(got, "CronSpec is a cron expression") {
+		t.Errorf("explain from /openapi/v2: %s", got)
+	}
 
 	// Deleting the CRD deletes its custom resources, then the CRD.
 	d.mustKubectl(t, "", "delete", "ct", "warned")

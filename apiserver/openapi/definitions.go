@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -380,15 +381,10 @@ func (r *definitionResolver) isGenerated(name string) bool {
 }
 
 func (r *definitionResolver) lookup(name string) (*spec.Schema, []string) {
-	if supply, ok := r.extra[name]; ok {
+	if _, ok := r.extra[name]; ok {
 		converted, ok := r.converted[name]
 		if !ok {
-			if supplied := supply(); supplied != nil {
-				converted = rewriteRefs(supplied, r.refPrefix)
-				if r.refPrefix == v3RefPrefix {
-					converted = v3Form(converted)
-				}
-			}
+			converted = r.convert(name)
 			r.converted[name] = converted
 		}
 		if converted == nil {
@@ -397,6 +393,41 @@ func (r *definitionResolver) lookup(name string) (*spec.Schema, []string) {
 		return converted, referencedDefinitions(converted)
 	}
 	return r.generated.lookup(name)
+}
+
+// convert builds a supplied definition in the resolver's flavor.
+func (r *definitionResolver) convert(name string) *spec.Schema {
+	supplied := r.extra[name]()
+	if supplied == nil {
+		return nil
+	}
+	converted := rewriteRefs(supplied, r.refPrefix)
+	if r.refPrefix == v3RefPrefix {
+		converted = v3Form(converted)
+	}
+	return converted
+}
+
+// prefetch builds the supplied definitions among names on all processors,
+// for lookup to find: a group version of ten large CRDs is built in a
+// fraction of the time one after the other takes.
+func (r *definitionResolver) prefetch(names []string) {
+	var pending []string
+	for _, name := range names {
+		_, supplied := r.extra[name]
+		_, done := r.converted[name]
+		if supplied && !done && !slices.Contains(pending, name) {
+			pending = append(pending, name)
+		}
+	}
+	converted := make([]*spec.Schema, len(pending))
+	_ = parallel(len(pending), func(i int) error { // convert reports no errors
+		converted[i] = r.convert(pending[i])
+		return nil
+	})
+	for i, name := range pending {
+		r.converted[name] = converted[i]
+	}
 }
 
 // closure returns the named definitions and everything they reference,

@@ -46,38 +46,6 @@ func routesForAll(resources []resolvedResource) []route {
 	return routes
 }
 
-func buildV2Document(version string, resources []Resource, extra SuppliedDefinitions) *spec.Swagger {
-	resolver := newDefinitionResolver(v2RefPrefix, extra)
-	routes := routesForAll(resolveResources(resources, resolver))
-
-	definitions := spec.Definitions{}
-	for name, schema := range resolver.closure(referencedByRoutes(routes)) {
-		definitions[name] = *schema
-	}
-	paths := map[string]spec.PathItem{}
-	for _, rt := range routes {
-		item := paths[rt.path]
-		item.Parameters = v2Parameters(rt.parameters)
-		for _, op := range rt.operations {
-			setOperation(op.method, v2Operation(op), &item.Get, &item.Put, &item.Post, &item.Patch, &item.Delete)
-		}
-		paths[rt.path] = item
-	}
-	return &spec.Swagger{SwaggerProps: spec.SwaggerProps{
-		Swagger:     "2.0",
-		Info:        &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: version}},
-		Paths:       &spec.Paths{Paths: paths},
-		Definitions: definitions,
-		SecurityDefinitions: spec.SecurityDefinitions{
-			bearerToken: {SecuritySchemeProps: spec.SecuritySchemeProps{
-				Type: "apiKey", Name: "authorization", In: "header",
-				Description: "Bearer Token authentication",
-			}},
-		},
-		Security: []map[string][]string{{bearerToken: {}}},
-	}}
-}
-
 func v2Ref(definition string) spec.Ref {
 	return spec.MustCreateRef(v2RefPrefix + common.EscapeJsonPointer(definition))
 }
@@ -161,7 +129,9 @@ func buildV3Document(version string, resources []Resource, extra SuppliedDefinit
 	resolver := newDefinitionResolver(v3RefPrefix, extra)
 	routes := routesForAll(resolveResources(resources, resolver))
 
-	schemas := resolver.closure(referencedByRoutes(routes))
+	roots := referencedByRoutes(routes)
+	resolver.prefetch(roots)
+	schemas := resolver.closure(roots)
 	paths := map[string]*spec3.Path{}
 	for _, rt := range routes {
 		item, ok := paths[rt.path]

@@ -1,8 +1,6 @@
 package openapi
 
 import (
-	"strings"
-
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
@@ -54,32 +52,4 @@ func (s *Service) DeleteExternal(group, version string) {
 func (s *Service) isExternal(key string) bool {
 	doc, ok := s.external[key]
 	return ok && doc.V3 != nil
-}
-
-// mergeExternalV2 adds each external document's paths under its group
-// version and the definitions it brings; local definitions of the same
-// name win (they are the same shared Kubernetes types).
-func mergeExternalV2(doc *spec.Swagger, external map[string]External) {
-	for _, key := range sortedKeys(external) {
-		ext := external[key].V2
-		if ext == nil {
-			continue
-		}
-		prefix := "/" + key
-		if ext.Paths != nil {
-			for path, item := range ext.Paths.Paths {
-				if path != prefix && !strings.HasPrefix(path, prefix+"/") {
-					continue
-				}
-				if _, taken := doc.Paths.Paths[path]; !taken {
-					doc.Paths.Paths[path] = item
-				}
-			}
-		}
-		for name, schema := range ext.Definitions {
-			if _, taken := doc.Definitions[name]; !taken {
-				doc.Definitions[name] = schema
-			}
-		}
-	}
 }

@@ -11,7 +11,10 @@ import (
 
 func gadgetExternal() External {
 	gadget := spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{"object"}, Description: "A gadget."}}
-	item := spec.PathItem{PathItemProps: spec.PathItemProps{Get: &spec.Operation{OperationProps: spec.OperationProps{ID: "readGadget"}}}}
+	ok := &spec.Responses{ResponsesProps: spec.ResponsesProps{StatusCodeResponses: map[int]spec.Response{
+		200: {ResponseProps: spec.ResponseProps{Description: "OK"}},
+	}}}
+	item := spec.PathItem{PathItemProps: spec.PathItemProps{Get: &spec.Operation{OperationProps: spec.OperationProps{ID: "readGadget", Responses: ok}}}}
 	return External{
 		V2: &spec.Swagger{SwaggerProps: spec.SwaggerProps{
 			Paths: &spec.Paths{Paths: map[string]spec.PathItem{

@@ -4,25 +4,22 @@
 //
 // Nothing is built when the package loads or a Service is created: each
 // generated definition is built when a document (or a caller) first needs
-// it, and each document on the first request for it, cached until the next
-// Update.
+// it, and each document on the first request for it, kept as bytes. What an
+// Update leaves unchanged is kept: a v3 group version's document, and the
+// fragments /openapi/v2 is assembled from (v2.go).
 package openapi
 
 //go:generate bash gen.sh
 
 import (
-	"maps"
 	"net/http"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/NYTimes/gziphandler"
-	"k8s.io/kube-openapi/pkg/cached"
-	"k8s.io/kube-openapi/pkg/handler"
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
@@ -70,13 +67,11 @@ func StaticDefinitions(schemas map[string]*spec.Schema) SuppliedDefinitions {
 // lazily on the first request after an Update and cached.
 type Service struct {
 	version   string
-	v2        *handler.OpenAPIService
 	v2Handler http.Handler
 	v3        v3Documents
 	v3Handler http.Handler
 
 	mu           sync.Mutex
-	generation   uint64
 	groupVersion map[string]servedGroupVersion // by v3 index key, e.g. "apis/apps/v1"
 
 	// What the last Update supplied, for rebuilding the v2 document when
@@ -85,6 +80,14 @@ type Service struct {
 	resources []Resource
 	extra     SuppliedDefinitions
 	external  map[string]External
+
+	// The current /openapi/v2 and the fragments it is assembled from,
+	// kept for the next Update to reuse (see v2.go).
+	v2         *v2Document
+	v2Base     *v2Fragment
+	v2Custom   map[string]*v2Fragment // by key
+	v2External map[string]*v2Fragment // by v3 index key
+	v2Shared   sharedV2Cache
 
 	// source, when set (Follow), is read again on the first request after
 	// Invalidate: resources come and go in bursts (a few hundred CRDs
@@ -104,10 +107,8 @@ type servedGroupVersion struct {
 // version becomes info.version of the documents, e.g. "v1.37.0".
 func NewService(version string) *Service {
 	s := &Service{version: version, groupVersion: map[string]servedGroupVersion{}, external: map[string]External{}}
-	s.v2 = handler.NewOpenAPIServiceLazy(s.lazyV2(nil, nil, nil, 0))
-	mux := http.NewServeMux()
-	s.v2.RegisterOpenAPIVersionedService(pathV2, mux)
-	s.v2Handler = mux
+	s.v2 = s.v2DocumentLocked(nil, nil)
+	s.v2Handler = http.HandlerFunc(s.serveV2) // compresses itself (v2gzip.go)
 
 	v3Mux := http.NewServeMux()
 	v3Mux.HandleFunc(pathV3, s.v3.serveDiscovery)
@@ -129,9 +130,8 @@ func (s *Service) Update(resources []Resource, extra SuppliedDefinitions) {
 }
 
 func (s *Service) updateLocked(resources []Resource, extra SuppliedDefinitions) {
-	s.generation++
 	s.resources, s.extra = resources, extra
-	s.v2.UpdateSpecLazy(s.lazyV2(resources, extra, maps.Clone(s.external), s.generation))
+	s.v2 = s.v2DocumentLocked(resources, extra)
 
 	current := map[string]servedGroupVersion{}
 	for key, groupResources := range groupVersionsOf(resources) {
@@ -162,14 +162,6 @@ func (s *Service) updateLocked(resources []Resource, extra SuppliedDefinitions) 
 		}
 	}
 	s.groupVersion = current
-}
-
-func (s *Service) lazyV2(resources []Resource, extra SuppliedDefinitions, external map[string]External, generation uint64) cached.Value[*spec.Swagger] {
-	return cached.Once(cached.Func(func() (*spec.Swagger, string, error) {
-		doc := buildV2Document(s.version, resources, extra)
-		mergeExternalV2(doc, external)
-		return doc, strconv.FormatUint(generation, 10), nil
-	}))
 }
 
 func (s *Service) v3Document(resources []Resource, extra SuppliedDefinitions, key string, supplied bool) *v3Document {

@@ -591,12 +591,22 @@ func BenchmarkFirstV2BuildAndServeAllKinds(b *testing.B) {
 func TestConcurrentUpdateAndServe(t *testing.T) {
 	s := newTestService(t)
 	var wg sync.WaitGroup
-	for _, url := range []string{"/openapi/v2", "/openapi/v3", "/openapi/v3/apis/apps/v1"} {
+	for _, request := range []struct {
+		url     string
+		headers map[string]string
+	}{
+		{"/openapi/v2", nil},
+		{"/openapi/v2", map[string]string{"Accept": protobufV2, "Accept-Encoding": "gzip"}},
+		{"/openapi/v2", map[string]string{"Accept": "application/json", "Accept-Encoding": "gzip"}},
+		{"/openapi/v3", nil},
+		{"/openapi/v3/apis/apps/v1", nil},
+	} {
+		url := request.url
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 5; i++ {
-				if response := get(t, s, url, nil); response.StatusCode != http.StatusOK && response.StatusCode != http.StatusNotFound {
+				if response := get(t, s, url, request.headers); response.StatusCode != http.StatusOK && response.StatusCode != http.StatusNotFound {
 					t.Errorf("GET %s during updates: %s", url, response.Status)
 				}
 			}
