@@ -171,10 +171,32 @@ func (gc *GarbageCollector) rediscoverLoop(ctx context.Context) {
 			return
 		case <-ticker.C:
 		case <-gc.resync:
+			gc.settle(ctx)
 		}
 		if err := gc.syncMonitors(ctx); err != nil && ctx.Err() == nil {
 			gc.logger.Debug("rediscovery failed", "err", err)
 		}
+	}
+}
+
+// settle waits for resources to stop changing (no resync asked for
+// 100ms, at most a second): applying hundreds of CRDs asks once per CRD,
+// and each rediscovery reads every served resource.
+func (gc *GarbageCollector) settle(ctx context.Context) {
+	deadline := time.NewTimer(time.Second)
+	defer deadline.Stop()
+	for {
+		quiet := time.NewTimer(100 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+		case <-deadline.C:
+		case <-gc.resync:
+			quiet.Stop()
+			continue
+		case <-quiet.C:
+		}
+		quiet.Stop()
+		return
 	}
 }
 

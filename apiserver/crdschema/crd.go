@@ -40,6 +40,32 @@ func ValidateCRDUpdate(crd, old *apiextensionsv1.CustomResourceDefinition) field
 	return validation.ValidateCustomResourceDefinitionUpdate(context.Background(), internal, internalOld)
 }
 
+// ValidateCRDStatusUpdate is kube's status strategy: the metadata update
+// and the status, never the spec (a status update keeps the stored spec,
+// and revalidating its schemas would cost far more than the write).
+func ValidateCRDStatusUpdate(crd, old *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
+	internal, err := metaAndStatusToInternal(crd)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	internalOld, err := metaAndStatusToInternal(old)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	return validation.ValidateUpdateCustomResourceDefinitionStatus(context.Background(), internal, internalOld)
+}
+
+// metaAndStatusToInternal converts a CRD without its spec.
+func metaAndStatusToInternal(crd *apiextensionsv1.CustomResourceDefinition) (*apiextensions.CustomResourceDefinition, error) {
+	shell := &apiextensionsv1.CustomResourceDefinition{TypeMeta: crd.TypeMeta,
+		ObjectMeta: *crd.ObjectMeta.DeepCopy(), Status: *crd.Status.DeepCopy()}
+	out := &apiextensions.CustomResourceDefinition{}
+	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(shell, out, nil); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func toInternal(crd *apiextensionsv1.CustomResourceDefinition) (*apiextensions.CustomResourceDefinition, error) {
 	out := &apiextensions.CustomResourceDefinition{}
 	// The conversion reads from its input; a copy keeps callers' CRDs untouched.

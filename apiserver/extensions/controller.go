@@ -64,6 +64,14 @@ func (e *Extensions) listAndWatch(ctx context.Context) error {
 	}
 	e.syncedOnce.Do(func() { close(e.synced) })
 
+	// Names each CRD was last seen holding: only a CRD that gives names
+	// up (deleted, or accepted others) can let others of its group have
+	// theirs, so only then is its group requeued (a burst of new CRDs in
+	// one group would otherwise reconcile the group once per CRD).
+	held := map[string]apiextensionsv1.CustomResourceDefinitionNames{}
+	for i := range list.Items {
+		held[list.Items[i].Name] = list.Items[i].Status.AcceptedNames
+	}
 	w, err := e.crdCacher.Watch(ctx, crdPrefix+"/", storage.ListOptions{ResourceVersion: list.ResourceVersion, Recursive: true})
 	if err != nil {
 		return err
@@ -84,10 +92,15 @@ func (e *Extensions) listAndWatch(ctx context.Context) error {
 			case !isCRD:
 			case ev.Type == watch.Deleted:
 				e.teardown(crd.Name)
+				delete(held, crd.Name)
 				e.requeueGroup(ctx, crd)
 			case ev.Type == watch.Added || ev.Type == watch.Modified:
 				e.reconcile(ctx, crd) // read only: shared with the cache
-				e.requeueGroup(ctx, crd)
+				prev, seen := held[crd.Name]
+				held[crd.Name] = crd.Status.AcceptedNames
+				if seen && prev.Plural != "" && !reflect.DeepEqual(prev, crd.Status.AcceptedNames) {
+					e.requeueGroup(ctx, crd)
+				}
 			}
 		}
 	}

@@ -72,7 +72,10 @@ func (e *Extensions) installCRDResource() error {
 		Default:        defaultCRD,
 		Validate:       validateCRDCreate,
 		ValidateUpdate: validateCRDUpdate,
-		GetAttrs:       metaAttrs,
+		ValidateStatusUpdate: func(obj, old runtime.Object) field.ErrorList {
+			return crdschema.ValidateCRDStatusUpdate(obj.(*apiextensionsv1.CustomResourceDefinition), old.(*apiextensionsv1.CustomResourceDefinition))
+		},
+		GetAttrs: metaAttrs,
 	}
 	e.reg.Add(&registry.Resource{
 		GVR:        CRDResource,

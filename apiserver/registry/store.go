@@ -45,6 +45,9 @@ type Store struct {
 	Default        func(obj runtime.Object)
 	Validate       func(obj runtime.Object) field.ErrorList
 	ValidateUpdate func(obj, old runtime.Object) field.ErrorList
+	// ValidateStatusUpdate, when set, validates status updates in place of
+	// ValidateUpdate (kube's status strategies check the status only).
+	ValidateStatusUpdate func(obj, old runtime.Object) field.ErrorList
 
 	GetAttrs        storage.AttrFunc
 	SupportedFields []string
@@ -555,7 +558,11 @@ func (s *Store) prepareUpdate(ctx context.Context, requested, current runtime.Ob
 	if acc.GetUID() != old.GetUID() {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "uid"), acc.GetUID(), "field is immutable"))
 	}
-	if s.ValidateUpdate != nil && !ownValidation {
+	switch {
+	case ownValidation:
+	case subresource == "status" && s.ValidateStatusUpdate != nil:
+		errs = append(errs, s.ValidateStatusUpdate(requested, current)...)
+	case s.ValidateUpdate != nil:
 		errs = append(errs, s.ValidateUpdate(requested, current)...)
 	}
 	if len(errs) > 0 {
