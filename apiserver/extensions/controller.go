@@ -46,9 +46,15 @@ func (e *Extensions) listAndWatch(ctx context.Context) error {
 		return err
 	}
 	seen := map[string]bool{}
+	all := make([]*apiextensionsv1.CustomResourceDefinition, len(list.Items))
 	for i := range list.Items {
-		seen[list.Items[i].Name] = true
-		e.reconcile(ctx, &list.Items[i])
+		all[i] = &list.Items[i]
+	}
+	for _, crd := range all {
+		seen[crd.Name] = true
+		// Each against the one list: hundreds of CRDs at start-up would
+		// otherwise list all of them once each.
+		e.reconcile(ctx, crd, all)
 	}
 	// CRDs deleted while we were not watching.
 	e.mu.Lock()
@@ -95,7 +101,7 @@ func (e *Extensions) listAndWatch(ctx context.Context) error {
 				delete(held, crd.Name)
 				e.requeueGroup(ctx, crd)
 			case ev.Type == watch.Added || ev.Type == watch.Modified:
-				e.reconcile(ctx, crd) // read only: shared with the cache
+				e.reconcile(ctx, crd, e.allCRDs(ctx)) // read only: shared with the cache
 				prev, seen := held[crd.Name]
 				held[crd.Name] = crd.Status.AcceptedNames
 				if seen && prev.Plural != "" && !reflect.DeepEqual(prev, crd.Status.AcceptedNames) {
@@ -110,14 +116,15 @@ func (e *Extensions) listAndWatch(ctx context.Context) error {
 // names, as kube's naming controller does: a CRD that went away or changed
 // its names may have freed them.
 func (e *Extensions) requeueGroup(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) {
-	for _, other := range e.allCRDs(ctx) {
+	all := e.allCRDs(ctx)
+	for _, other := range all {
 		if other.Spec.Group != crd.Spec.Group || other.Name == crd.Name {
 			continue
 		}
 		if c := findCondition(other, apiextensionsv1.NamesAccepted); c != nil && c.Status == apiextensionsv1.ConditionTrue {
 			continue
 		}
-		e.reconcile(ctx, other)
+		e.reconcile(ctx, other, all)
 	}
 }
 
@@ -149,9 +156,10 @@ func (e *Extensions) allCRDs(ctx context.Context) []*apiextensionsv1.CustomResou
 	return out
 }
 
-// reconcile brings serving and status in line with crd.
-func (e *Extensions) reconcile(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) {
-	names, namesCond := crdschema.AcceptNames(crd, e.allCRDs(ctx), e.builtinResource)
+// reconcile brings serving and status in line with crd; all are the CRDs
+// whose names it must not take.
+func (e *Extensions) reconcile(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, all []*apiextensionsv1.CustomResourceDefinition) {
+	names, namesCond := crdschema.AcceptNames(crd, all, e.builtinResource)
 	namesCond.LastTransitionTime = metav1.Now()
 	accepted := namesCond.Status == apiextensionsv1.ConditionTrue
 	established := findCondition(crd, apiextensionsv1.Established)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	goruntime "runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -552,12 +554,12 @@ func (c *Cacher) relist() (int64, error) {
 		if rev == 0 {
 			rev = resp.Header.Revision
 		}
-		for _, kv := range resp.Kvs {
-			cached, err := c.decode(kv.Value, kv.ModRevision)
-			if err != nil {
-				return 0, err
-			}
-			objects[string(kv.Key)] = cached
+		decoded, err := c.decodeAll(resp.Kvs)
+		if err != nil {
+			return 0, err
+		}
+		for i, kv := range resp.Kvs {
+			objects[string(kv.Key)] = decoded[i]
 			keys = append(keys, string(kv.Key))
 		}
 		if !resp.More || len(resp.Kvs) == 0 {
@@ -584,6 +586,34 @@ func (c *Cacher) relist() (int64, error) {
 	c.mu.Unlock()
 	c.readyOnce.Do(func() { close(c.ready) })
 	return rev, nil
+}
+
+// decodeAll decodes a page of a list on every processor: a restart with
+// hundreds of large CRDs or 100,000 objects waits for these lists.
+func (c *Cacher) decodeAll(kvs []*mvccpb.KeyValue) ([]*cachedObject, error) {
+	out := make([]*cachedObject, len(kvs))
+	workers := min(goruntime.GOMAXPROCS(0), len(kvs)/64+1)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(kvs); i = int(next.Add(1) - 1) {
+				if out[i], errs[w] = c.decode(kvs[i].Value, kvs[i].ModRevision); errs[w] != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 func (c *Cacher) decode(data []byte, rev int64) (*cachedObject, error) {
