@@ -40,7 +40,6 @@ import (
 	"time"
 
 	openapi_v2 "github.com/google/gnostic-models/openapiv2"
-	"github.com/munnerz/goautoneg"
 	"google.golang.org/protobuf/proto"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
@@ -705,12 +704,7 @@ func (s *Service) serveV2(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	doc := s.v2
 	s.mu.Unlock()
-	w.Header().Add("Vary", "Accept")
-	accept := r.Header.Get("Accept")
-	if accept == "" {
-		accept = "*/*"
-	}
-	for _, clause := range goautoneg.ParseAccept(accept) {
+	for _, clause := range acceptClauses(w, r) {
 		if clause.Type != "application" && clause.Type != "*" {
 			continue
 		}

@@ -187,12 +187,7 @@ func (v *v3Documents) serveDocument(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	w.Header().Add("Vary", "Accept")
-	accept := r.Header.Get("Accept")
-	if accept == "" {
-		accept = "*/*"
-	}
-	for _, clause := range goautoneg.ParseAccept(accept) {
+	for _, clause := range acceptClauses(w, r) {
 		if clause.Type != "application" && clause.Type != "*" {
 			continue
 		}
@@ -228,4 +223,15 @@ func (v *v3Documents) serveDocument(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNotAcceptable)
+}
+
+// acceptClauses is the request's Accept header parsed (*/* when absent);
+// the response varies by it.
+func acceptClauses(w http.ResponseWriter, r *http.Request) []goautoneg.Accept {
+	w.Header().Add("Vary", "Accept")
+	accept := r.Header.Get("Accept")
+	if accept == "" {
+		accept = "*/*"
+	}
+	return goautoneg.ParseAccept(accept)
 }
