@@ -31,7 +31,7 @@ import (
 type webhookServer struct {
 	port    int
 	calls   sync.Map // path → *atomic.Int32
-	dryRuns sync.Map // path → last dryRun flag
+	dryRuns sync.Map // path + " " + object name → last dryRun flag (controllers create objects too, e.g. kube-root-ca.crt)
 	seen    sync.Map // path → last request, summarised
 }
 
@@ -70,7 +70,7 @@ func startWebhookServer(t *testing.T, s *started) *webhookServer {
 			return
 		}
 		if in.Request.DryRun != nil {
-			ws.dryRuns.Store(r.URL.Path, *in.Request.DryRun)
+			ws.dryRuns.Store(r.URL.Path+" "+in.Request.Name, *in.Request.DryRun)
 		}
 		resp := decide(in.Request)
 		resp.UID = in.Request.UID
@@ -481,7 +481,7 @@ func TestAdmissionWebhooks(t *testing.T) {
 			return err == nil && ws.count("/allow") > allowBefore && ws.count("/allow-some") > someBefore
 		})
 		for _, p := range []string{"/allow", "/allow-some"} {
-			if v, _ := ws.dryRuns.Load(p); v != true {
+			if v, _ := ws.dryRuns.Load(p + " c"); v != true {
 				t.Errorf("%s: request.dryRun = %v, want true", p, v)
 			}
 		}
@@ -491,7 +491,7 @@ func TestAdmissionWebhooks(t *testing.T) {
 		if _, err := cs.CoreV1().ConfigMaps("dryrun").Create(ctx, configMap("real", nil), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if v, _ := ws.dryRuns.Load("/allow"); v != false {
+		if v, _ := ws.dryRuns.Load("/allow real"); v != false {
 			t.Errorf("real request: request.dryRun = %v, want false", v)
 		}
 	})
