@@ -54,6 +54,11 @@ func (e *Extensions) installCRDResource() error {
 		ResourcePrefix: crdPrefix,
 		GetAttrs:       metaAttrs,
 		ShareUnchanged: shareCRDSpec,
+		Compact: func(obj runtime.Object) {
+			if crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition); ok {
+				crdschema.CompactSchemas(crd)
+			}
+		},
 	}
 	cacher, err := storage.NewCacher(storage.NewStore(e.deps.Client, cfg), cfg,
 		storage.CacherOptions{Logger: e.logger.With("component", "watch-cache", "resource", cfg.Resource.String())})

@@ -621,6 +621,9 @@ func (c *Cacher) decode(data []byte, rev int64) (*cachedObject, error) {
 	if err := c.store.decodeIntoZero(data, rev, obj); err != nil {
 		return nil, err
 	}
+	if c.cfg.Compact != nil {
+		c.cfg.Compact(obj)
+	}
 	cached := &cachedObject{obj: obj}
 	if c.cfg.GetAttrs != nil {
 		var err error

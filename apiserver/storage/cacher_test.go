@@ -621,3 +621,49 @@ func TestCachersShareOneWatchHub(t *testing.T) {
 		t.Fatal("the hub outlived its last cache")
 	}
 }
+
+// TestCacherCompactsWhatItDecodes: every object the cache holds, from its
+// initial list or from events, went through Config.Compact once.
+func TestCacherCompactsWhatItDecodes(t *testing.T) {
+	ctx := testContext(t)
+	cfg := testConfig(t)
+	createConfigMaps(t, NewStore(testClient, cfg), cfg, "ns", 3, nil)
+	cfg.Compact = func(obj runtime.Object) {
+		cm := obj.(*corev1.ConfigMap)
+		if cm.Annotations["compacted"] != "" {
+			t.Errorf("%s compacted twice", cm.Name)
+		}
+		cm.Annotations = map[string]string{"compacted": "yes"}
+	}
+	cacher := newReadyTestCacher(t, cfg, CacherOptions{})
+	w, err := cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true, ResourceVersion: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if err := cacher.Create(ctx, objectKey(cfg, "ns", "new"), newConfigMap("ns", "new", nil), &corev1.ConfigMap{}, 0); err != nil {
+		t.Fatal(err)
+	}
+	for seen := 0; seen < 4; seen++ {
+		select {
+		case ev := <-w.ResultChan():
+			if cm := ev.Object.(*corev1.ConfigMap); cm.Annotations["compacted"] != "yes" {
+				t.Errorf("watch event %s %s: not compacted", ev.Type, cm.Name)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d of 4 watch events", seen)
+		}
+	}
+	list := &corev1.ConfigMapList{}
+	if err := cacher.GetList(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true}, list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 4 {
+		t.Fatalf("list: %d items, want 4", len(list.Items))
+	}
+	for _, cm := range list.Items {
+		if cm.Annotations["compacted"] != "yes" {
+			t.Errorf("listed %s: not compacted", cm.Name)
+		}
+	}
+}

@@ -150,4 +150,8 @@ type Config struct {
 	// change (a CRD's schemas across its status updates). Both objects
 	// must stay read-only afterwards, as every cached object is.
 	ShareUnchanged func(prev, cur runtime.Object)
+	// Compact, when set, is called on each object the watch cache decodes,
+	// before anyone sees it, to make it smaller in memory (a CRD's schema
+	// subtrees shared). The object stays read-only afterwards.
+	Compact func(obj runtime.Object)
 }
