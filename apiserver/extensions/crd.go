@@ -105,12 +105,14 @@ func (e *Extensions) installCRDResource() error {
 // shareCRDSpec keeps one copy of a CRD's spec in the watch cache while its
 // generation stays the same: status updates (names, conditions) do not
 // change the spec, and its schemas are most of a CRD's memory.
-func shareCRDSpec(prev, cur runtime.Object) {
+func shareCRDSpec(prev, cur runtime.Object) bool {
 	p, ok1 := prev.(*apiextensionsv1.CustomResourceDefinition)
 	c, ok2 := cur.(*apiextensionsv1.CustomResourceDefinition)
 	if ok1 && ok2 && p.UID == c.UID && p.Generation == c.Generation && c.Generation != 0 {
 		c.Spec = p.Spec
+		return true
 	}
+	return false
 }
 
 // defaultCRD applies the v1 defaults and, while the CRD is not being

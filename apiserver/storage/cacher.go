@@ -617,11 +617,18 @@ func (c *Cacher) decodeAll(kvs []*mvccpb.KeyValue) ([]*cachedObject, error) {
 }
 
 func (c *Cacher) decode(data []byte, rev int64) (*cachedObject, error) {
+	return c.decodeAfter(nil, data, rev)
+}
+
+// decodeAfter decodes a new revision of prev (nil: of nothing cached):
+// what it shares with prev needs no compacting.
+func (c *Cacher) decodeAfter(prev *cachedObject, data []byte, rev int64) (*cachedObject, error) {
 	obj := c.cfg.NewFunc()
 	if err := c.store.decodeIntoZero(data, rev, obj); err != nil {
 		return nil, err
 	}
-	if c.cfg.Compact != nil {
+	shared := prev != nil && c.cfg.ShareUnchanged != nil && c.cfg.ShareUnchanged(prev.obj, obj)
+	if c.cfg.Compact != nil && !shared {
 		c.cfg.Compact(obj)
 	}
 	cached := &cachedObject{obj: obj}
@@ -649,7 +656,13 @@ func (c *Cacher) apply(events []*clientv3.Event) bool {
 		if ev.Type != clientv3.EventTypePut || ev.Kv.ModRevision <= from {
 			continue
 		}
-		cached, err := c.decode(ev.Kv.Value, ev.Kv.ModRevision)
+		// Only this goroutine changes c.objects: what is there now is what
+		// the event will replace, unless an earlier event of this batch
+		// replaces it first (then it only shares less).
+		c.mu.RLock()
+		prev := c.objects[string(ev.Kv.Key)]
+		c.mu.RUnlock()
+		cached, err := c.decodeAfter(prev, ev.Kv.Value, ev.Kv.ModRevision)
 		if err != nil {
 			c.opts.Logger.Error("cacher cannot decode object, relisting", "key", string(ev.Kv.Key), "error", err)
 			return false
@@ -683,7 +696,7 @@ func (c *Cacher) applyLocked(key string, rev int64, cur *cachedObject) {
 	case cur != nil:
 		ev.typ = watch.Modified
 		if c.cfg.ShareUnchanged != nil {
-			c.cfg.ShareUnchanged(prev.obj, cur.obj)
+			_ = c.cfg.ShareUnchanged(prev.obj, cur.obj) // again, in case prev changed since the decode
 		}
 		c.objects[key] = cur
 	case prev != nil:

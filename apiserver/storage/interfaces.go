@@ -148,8 +148,9 @@ type Config struct {
 	// of an object (cur, not yet shared) reuse what did not change since
 	// prev, so the cache holds one copy of the large parts that rarely
 	// change (a CRD's schemas across its status updates). Both objects
-	// must stay read-only afterwards, as every cached object is.
-	ShareUnchanged func(prev, cur runtime.Object)
+	// must stay read-only afterwards, as every cached object is. It
+	// reports whether cur now shares all the parts Compact would compact.
+	ShareUnchanged func(prev, cur runtime.Object) bool
 	// Compact, when set, is called on each object the watch cache decodes,
 	// before anyone sees it, to make it smaller in memory (a CRD's schema
 	// subtrees shared). The object stays read-only afterwards.
