@@ -16,6 +16,9 @@ type burstReleaser struct {
 	lastAllocs   uint64
 	quietSeconds int
 	lastRelease  time.Time
+	// filesAfterRelease is the file RSS the last release left (see
+	// releaseFilePages).
+	filesAfterRelease uint64
 }
 
 const (
@@ -58,8 +61,17 @@ func (r *burstReleaser) tick() {
 		return
 	}
 	r.quietSeconds++
-	if r.quietSeconds >= 2 && held > live+releaseAbove && time.Since(r.lastRelease) > releaseEvery {
+	if r.quietSeconds < 2 || time.Since(r.lastRelease) <= releaseEvery {
+		return
+	}
+	if held > live+releaseAbove {
 		r.lastRelease = time.Now()
 		debug.FreeOSMemory()
+	}
+	// The burst's code and database pages, too (see releaseFilePages).
+	if files := fileRSS(); files > r.filesAfterRelease+releaseAbove/2 {
+		r.lastRelease = time.Now()
+		releaseFilePages()
+		r.filesAfterRelease = fileRSS()
 	}
 }

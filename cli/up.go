@@ -458,7 +458,7 @@ func watchProgress(ctx context.Context, cp *controlplane.ControlPlane, board *da
 		nowReady := cp.Ready()
 		board.Update(toSnapshot(cp.Status()))
 		// Start-up garbage (bootstrap writes, the caches' first lists) and
-		// start-up code pages (releaseStartupPages) go back to the OS once
+		// start-up code pages (releaseFilePages) go back to the OS once
 		// ready, and again once the workload machinery, started in the
 		// background, has synced: not over minutes of scavenging, as a
 		// laptop's idle devplane should be small from the start.
@@ -485,7 +485,7 @@ func watchProgress(ctx context.Context, cp *controlplane.ControlPlane, board *da
 
 func releaseStartupMemory() {
 	debug.FreeOSMemory()
-	releaseStartupPages()
+	releaseFilePages()
 }
 
 func toSnapshot(items []controlplane.Item) dashboard.Snapshot {

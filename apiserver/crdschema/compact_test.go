@@ -229,3 +229,21 @@ func BenchmarkCompactSchemasLarge(b *testing.B) {
 		CompactSchemas(crd.DeepCopy())
 	}
 }
+
+// TestValidateCRDLeavesItsInputAlone: validation converts without a copy
+// (readOnlyInternal), so it must not change the CRDs it is given, which
+// may be the watch cache's own (compacted, shared) objects.
+func TestValidateCRDLeavesItsInputAlone(t *testing.T) {
+	for name, crd := range map[string]*apiextensionsv1.CustomResourceDefinition{
+		"crontabs": readCRD(t, "crontabs.yaml"), "widgets": readCRD(t, "widgets.yaml"),
+		"nonstructural": readCRD(t, "nonstructural.yaml"), "large": largeCRD(),
+	} {
+		CompactSchemas(crd)
+		before := crd.DeepCopy()
+		_ = ValidateCRD(crd)
+		_ = ValidateCRDUpdate(crd, crd)
+		if !reflect.DeepEqual(before, crd) {
+			t.Errorf("%s: validation changed the CRD", name)
+		}
+	}
+}

@@ -19,7 +19,7 @@ func DefaultCRD(crd *apiextensionsv1.CustomResourceDefinition) {
 // ValidateCRD validates a CRD for creation. A non-structural schema is
 // rejected with the same field errors kube returns. Call DefaultCRD first.
 func ValidateCRD(crd *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
-	internal, err := toInternal(crd)
+	internal, err := readOnlyInternal(crd)
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
@@ -29,11 +29,11 @@ func ValidateCRD(crd *apiextensionsv1.CustomResourceDefinition) field.ErrorList 
 // ValidateCRDUpdate validates an update of old into crd; it ratchets rules
 // that were already violated by old, as kube does.
 func ValidateCRDUpdate(crd, old *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
-	internal, err := toInternal(crd)
+	internal, err := readOnlyInternal(crd)
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
-	internalOld, err := toInternal(old)
+	internalOld, err := readOnlyInternal(old)
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
@@ -61,6 +61,18 @@ func metaAndStatusToInternal(crd *apiextensionsv1.CustomResourceDefinition) (*ap
 		ObjectMeta: *crd.ObjectMeta.DeepCopy(), Status: *crd.Status.DeepCopy()}
 	out := &apiextensions.CustomResourceDefinition{}
 	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(shell, out, nil); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// readOnlyInternal is toInternal without the copy, for validation, which
+// only reads: the result may share memory with crd (the generated
+// conversions alias what has the same layout). A 50 KB schema's copy is a
+// good part of a CRD create's time, and an update would copy two.
+func readOnlyInternal(crd *apiextensionsv1.CustomResourceDefinition) (*apiextensions.CustomResourceDefinition, error) {
+	out := &apiextensions.CustomResourceDefinition{}
+	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(crd, out, nil); err != nil {
 		return nil, err
 	}
 	return out, nil
