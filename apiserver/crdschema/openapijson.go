@@ -233,14 +233,19 @@ func (w *schemaWriter) node(s *apiextensionsv1.JSONSchemaProps, lvl level) bool 
 		return false
 	}
 	if s.Default != nil {
-		value, ok := decodeJSON(s.Default)
-		if !ok {
-			return false
-		}
-		if value != nil { // omitzero
+		if canonical(s.Default.Raw) {
 			w.key("default")
-			if !w.value(value) {
+			w.buf = append(w.buf, s.Default.Raw...)
+		} else {
+			value, ok := decodeJSON(s.Default)
+			if !ok {
 				return false
+			}
+			if value != nil { // omitzero
+				w.key("default")
+				if !w.value(value) {
+					return false
+				}
 			}
 		}
 	}
@@ -263,6 +268,10 @@ func (w *schemaWriter) node(s *apiextensionsv1.JSONSchemaProps, lvl level) bool 
 		for i := range s.Enum {
 			if i > 0 {
 				w.buf = append(w.buf, ',')
+			}
+			if canonical(s.Enum[i].Raw) {
+				w.buf = append(w.buf, s.Enum[i].Raw...)
+				continue
 			}
 			value, ok := decodeJSON(&s.Enum[i])
 			if !ok || !w.value(value) {
@@ -566,6 +575,42 @@ func appendFloat(dst []byte, f float64) []byte {
 		}
 	}
 	return dst
+}
+
+// canonical reports whether raw is a scalar that decoding and encoding
+// again gives back unchanged: true, false, a string with nothing to escape,
+// a small integer (not -0). Defaults and enums mostly are; decoding them
+// was a fair part of the cost.
+func canonical(raw []byte) bool {
+	switch {
+	case len(raw) == 0:
+		return false
+	case string(raw) == "true" || string(raw) == "false":
+		return true
+	case raw[0] == '"':
+		if len(raw) < 2 || raw[len(raw)-1] != '"' {
+			return false
+		}
+		for _, c := range raw[1 : len(raw)-1] {
+			if c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+				return false
+			}
+		}
+		return true
+	}
+	digits := raw
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 || (digits[0] == '0' && len(raw) > 1) {
+		return false // 0 alone only; -0 becomes 0
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // decodeJSON decodes a default, enum or example value as the conversion to

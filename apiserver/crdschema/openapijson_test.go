@@ -261,7 +261,7 @@ func (g *schemaGen) pick(options ...string) string { return options[g.r.IntN(len
 func (g *schemaGen) maybe(p int) bool { return g.r.IntN(100) < p }
 
 var rawValues = []string{`null`, `0`, `-0`, `1.0`, `1e3`, `1.5e-7`, `1e21`, `123456789.125`, `12345678901234567890`,
-	`"a<b>&c"`, `""`, `"\u2028\u0007é"`, `{}`, `[]`, `{"b":1,"a":[true,null,{"d":"x","c":2.50}]}`, `false`, `true`, `[1,"2",[3]]`}
+	`"a<b>&c"`, `""`, `"plain"`, `-12`, `"\u00e9"`, `"é"`, ` 7`, `"\u2028\u0007é"`, `{}`, `[]`, `{"b":1,"a":[true,null,{"d":"x","c":2.50}]}`, `false`, `true`, `[1,"2",[3]]`}
 
 func (g *schemaGen) raw() *apiextensionsv1.JSON {
 	return raw(rawValues[g.r.IntN(len(rawValues))])
