@@ -198,14 +198,27 @@ func plainRootMetadata(m apiextensionsv1.JSONSchemaProps) bool {
 	return reflect.DeepEqual(m, apiextensionsv1.JSONSchemaProps{})
 }
 
-var patterns sync.Map // pattern -> bool: whether it compiles
+// patterns remembers whether patterns compile: CRDs of one provider
+// repeat theirs. Bounded, as CRDs come and go.
+var patterns struct {
+	sync.Mutex
+	valid map[string]bool
+}
 
 func validPattern(pattern string) bool {
-	if valid, ok := patterns.Load(pattern); ok {
-		return valid.(bool)
+	patterns.Lock()
+	valid, ok := patterns.valid[pattern]
+	patterns.Unlock()
+	if ok {
+		return valid
 	}
 	_, err := regexp.Compile(pattern)
-	patterns.Store(pattern, err == nil)
+	patterns.Lock()
+	defer patterns.Unlock()
+	if patterns.valid == nil || len(patterns.valid) >= 4096 {
+		patterns.valid = map[string]bool{}
+	}
+	patterns.valid[pattern] = err == nil
 	return err == nil
 }
 
