@@ -10,6 +10,9 @@ import (
 	"github.com/devplane/devplane/apiserver/openapi"
 )
 
+// v2RefPrefix is where /openapi/v2's local refs point.
+const v2RefPrefix = "#/definitions/"
+
 // customPatchTypes: custom resources have no strategic merge patch.
 var customPatchTypes = []string{openapi.PatchTypeJSON, openapi.PatchTypeMerge, openapi.PatchTypeApplyYAML}
 
@@ -35,16 +38,19 @@ func (e *Extensions) OpenAPI() ([]openapi.Resource, openapi.SuppliedDefinitions)
 	for _, sv := range versions {
 		res, v := sv.res, sv.v
 		model := v.ModelName()
-		extra[model] = func() *spec.Schema {
-			s, err := v.OpenAPISchema()
-			if err != nil {
-				return nil
-			}
-			return s
+		extra[model] = openapi.SuppliedDefinition{
+			Schema: func() *spec.Schema {
+				s, err := v.OpenAPISchema()
+				if err != nil {
+					return nil
+				}
+				return s
+			},
+			V2JSON: func() ([]byte, []string, bool) { return v.OpenAPISchemaJSON(v2RefPrefix) },
 		}
 		listModel := strings.TrimSuffix(model, res.Kind) + res.ListKind
 		group, version, listKind := res.GVR.Group, res.GVR.Version, res.ListKind
-		extra[listModel] = func() *spec.Schema { return listSchema(model, group, version, listKind) }
+		extra[listModel] = openapi.SuppliedDefinition{Schema: func() *spec.Schema { return listSchema(model, group, version, listKind) }}
 		out = append(out, openapi.Resource{
 			Group: res.GVR.Group, Version: res.GVR.Version, Resource: res.GVR.Resource,
 			Kind: res.Kind, ListKind: res.ListKind, Namespaced: res.Namespaced,

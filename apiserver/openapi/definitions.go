@@ -397,7 +397,7 @@ func (r *definitionResolver) lookup(name string) (*spec.Schema, []string) {
 
 // convert builds a supplied definition in the resolver's flavor.
 func (r *definitionResolver) convert(name string) *spec.Schema {
-	supplied := r.extra[name]()
+	supplied := r.extra[name].Schema()
 	if supplied == nil {
 		return nil
 	}

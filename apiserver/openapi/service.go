@@ -50,15 +50,26 @@ type Resource struct {
 }
 
 // SuppliedDefinitions are caller-supplied schemas (custom resources), keyed by
-// definition name; each is built when a document first needs it. A
-// function may return nil when its schema cannot be built.
-type SuppliedDefinitions map[string]func() *spec.Schema
+// definition name; each is built when a document first needs it.
+type SuppliedDefinitions map[string]SuppliedDefinition
+
+// SuppliedDefinition builds one supplied schema.
+type SuppliedDefinition struct {
+	// Schema builds it; it may return nil when it cannot be built.
+	Schema func() *spec.Schema
+	// V2JSON, optional, writes it as /openapi/v2 publishes it: exactly
+	// what spec.Schema.MarshalJSON makes of Schema() with its local refs
+	// under #/definitions/, and the definitions those refs name. With
+	// hundreds of large CRDs, building and marshalling spec.Schemas was
+	// most of the first /openapi/v2 request. ok false: Schema is used.
+	V2JSON func() (json []byte, refs []string, ok bool)
+}
 
 // StaticDefinitions wraps schemas that already exist.
 func StaticDefinitions(schemas map[string]*spec.Schema) SuppliedDefinitions {
 	defs := make(SuppliedDefinitions, len(schemas))
 	for name, schema := range schemas {
-		defs[name] = func() *spec.Schema { return schema }
+		defs[name] = SuppliedDefinition{Schema: func() *spec.Schema { return schema }}
 	}
 	return defs
 }

@@ -63,8 +63,9 @@ type v2Section struct {
 type v2Parts struct {
 	paths       map[string]spec.PathItem
 	definitions map[string]*spec.Schema
-	refs        []string // definitions referred to but left to the shared fragment
-	supplied    bool     // whether any definition came from SuppliedDefinitions
+	encoded     map[string][]byte // definitions supplied as JSON (SuppliedDefinition.V2JSON)
+	refs        []string          // definitions referred to but left to the shared fragment
+	supplied    bool              // whether any definition came from SuppliedDefinitions
 }
 
 // v2Fragment is a piece of /openapi/v2 kept as bytes.
@@ -106,12 +107,24 @@ func (f *v2Fragment) encode() error {
 		}
 		var buf bytes.Buffer
 		if f.sections[pathsSection], err = appendMembers(&buf, parts.paths); err == nil {
-			f.sections[definitionsSection], err = appendMembers(&buf, parts.definitions)
+			f.sections[definitionsSection], err = appendMembers(&buf, parts.allDefinitions())
 		}
 		f.json, f.refs, f.supplied, f.err = bytes.Clone(buf.Bytes()), parts.refs, parts.supplied, err
 		f.hash = sha256.Sum256(f.json)
 	})
 	return f.err
+}
+
+// allDefinitions merges the definitions given as JSON with the others.
+func (p v2Parts) allDefinitions() map[string]json.Marshaler {
+	all := make(map[string]json.Marshaler, len(p.definitions)+len(p.encoded))
+	for name, schema := range p.definitions {
+		all[name] = schema
+	}
+	for name, data := range p.encoded {
+		all[name] = json.RawMessage(data)
+	}
+	return all
 }
 
 // appendMembers writes each value as a JSON object member followed by a
@@ -285,15 +298,36 @@ func ownDefinitions(r Resource, extra SuppliedDefinitions) SuppliedDefinitions {
 func localV2Parts(resources []Resource, own SuppliedDefinitions) v2Parts {
 	resolver := newDefinitionResolver(v2RefPrefix, own)
 	routes := routesForAll(resolveResources(resources, resolver))
-	parts := v2Parts{paths: v2Paths(routes)}
-	parts.definitions = closure(referencedByRoutes(routes), func(name string) (*spec.Schema, []string) {
-		if _, ok := own[name]; !ok {
+	parts := v2Parts{paths: v2Paths(routes), definitions: map[string]*spec.Schema{}, encoded: map[string][]byte{}}
+	// The closure of what the routes reference, as closure() walks it,
+	// with supplied definitions taken as JSON when they come that way.
+	pending := referencedByRoutes(routes)
+	seen := map[string]bool{}
+	for len(pending) > 0 {
+		name := pending[len(pending)-1]
+		pending = pending[:len(pending)-1]
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		supplied, ok := own[name]
+		if !ok {
 			parts.refs = append(parts.refs, name)
-			return nil, nil
+			continue
 		}
 		parts.supplied = true
-		return resolver.lookup(name)
-	})
+		if supplied.V2JSON != nil {
+			if data, refs, ok := supplied.V2JSON(); ok {
+				parts.encoded[name] = data
+				pending = append(pending, refs...)
+				continue
+			}
+		}
+		if schema, dependencies := resolver.lookup(name); schema != nil {
+			parts.definitions[name] = schema
+			pending = append(pending, dependencies...)
+		}
+	}
 	return parts
 }
 

@@ -46,10 +46,10 @@ func newWidgets(n int, revision string) *widgets {
 
 func (w *widgets) definitions() SuppliedDefinitions {
 	extra := SuppliedDefinitions{}
-	for _, r := range w.resources {
+	for i, r := range w.resources {
 		kind, model := r.Kind, r.DefinitionName
 		builds := w.builds[kind]
-		extra[model] = func() *spec.Schema {
+		schema := func() *spec.Schema {
 			builds.Add(1)
 			return &spec.Schema{SchemaProps: spec.SchemaProps{
 				Type: []string{"object"}, Description: kind + " of " + r.Revision,
@@ -61,13 +61,24 @@ func (w *widgets) definitions() SuppliedDefinitions {
 				},
 			}}
 		}
-		extra[model+"List"] = func() *spec.Schema {
+		extra[model] = SuppliedDefinition{Schema: schema}
+		switch i % 3 {
+		case 1: // as JSON, as custom resources supply them
+			extra[model] = SuppliedDefinition{Schema: schema, V2JSON: func() ([]byte, []string, bool) {
+				s := rewriteRefs(schema(), v2RefPrefix)
+				data, err := s.MarshalJSON()
+				return data, referencedDefinitions(s), err == nil
+			}}
+		case 2: // JSON declined: Schema is used
+			extra[model] = SuppliedDefinition{Schema: schema, V2JSON: func() ([]byte, []string, bool) { return nil, nil, false }}
+		}
+		extra[model+"List"] = SuppliedDefinition{Schema: func() *spec.Schema {
 			return &spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{"object"}, Properties: map[string]spec.Schema{
 				"items": {SchemaProps: spec.SchemaProps{Type: []string{"array"}, Items: &spec.SchemaOrArray{Schema: &spec.Schema{
 					SchemaProps: spec.SchemaProps{Ref: spec.MustCreateRef(v2RefPrefix + model)}}}}},
 				"metadata": {SchemaProps: spec.SchemaProps{Ref: spec.MustCreateRef(v2RefPrefix + "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta")}},
 			}}}
-		}
+		}}
 	}
 	return extra
 }
@@ -91,7 +102,7 @@ func mixedState(w *widgets) ([]Resource, SuppliedDefinitions) {
 	return resources, extra
 }
 
-func fetchV2(t *testing.T, s *Service, accept string) ([]byte, string) {
+func fetchV2(t testing.TB, s *Service, accept string) ([]byte, string) {
 	t.Helper()
 	response := get(t, s, "/openapi/v2", map[string]string{"Accept": accept})
 	if response.StatusCode != http.StatusOK {

@@ -1,0 +1,735 @@
+package crdschema
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/kube-openapi/pkg/schemamutation"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+// OpenAPISchemaJSON writes, straight from the CRD's v1 schema, the JSON
+// that spec.Schema.MarshalJSON makes of OpenAPISchema() once its local refs
+// point under refPrefix (e.g. "#/definitions/"), and returns the
+// definitions it refers to. /openapi/v2 with hundreds of large CRDs spent
+// most of its first request converting each schema to the internal form,
+// to a structural schema, to a spec.Schema and marshalling that by
+// reflection; this does none of it.
+//
+// It covers what structural schemas commonly hold. ok is false for
+// anything else (allOf, oneOf, not, anyOf other than int-or-string's,
+// non-structural schemas, invalid UTF-8...): callers then use
+// OpenAPISchema, which handles everything.
+func (v *Version) OpenAPISchemaJSON(refPrefix string) (data []byte, refs []string, ok bool) {
+	native, err := nativePropertiesJSON(refPrefix)
+	if err != nil {
+		return nil, nil, false
+	}
+	validation, err := apiextensionshelpers.GetSchemaForVersion(v.crd, v.name)
+	if err != nil {
+		return nil, nil, false
+	}
+	w := &schemaWriter{native: native}
+	if validation == nil || validation.OpenAPIV3Schema == nil {
+		// No schema: a bare object, as OpenAPISchema publishes it.
+		w.buf = append(w.buf, `{"type":"object"`...)
+		w.kindExtensions(v)
+		w.buf = append(w.buf, '}')
+		return w.buf, nil, true
+	}
+	w.buf = make([]byte, 0, 64<<10)
+	w.version = v
+	if !w.node(validation.OpenAPIV3Schema, rootLevel) {
+		return nil, nil, false
+	}
+	return w.buf, native.refs, true
+}
+
+// nativeJSON is kubeNativeProperties encoded, refs under one prefix.
+type nativeJSON struct {
+	root, embedded map[string][]byte
+	refs           []string
+}
+
+var nativeJSONByPrefix sync.Map // ref prefix -> *nativeJSON
+
+func nativePropertiesJSON(refPrefix string) (*nativeJSON, error) {
+	if n, ok := nativeJSONByPrefix.Load(refPrefix); ok {
+		return n.(*nativeJSON), nil
+	}
+	properties, err := kubeNativeProperties()
+	if err != nil {
+		return nil, err
+	}
+	n := &nativeJSON{}
+	encode := func(from map[string]spec.Schema) (map[string][]byte, error) {
+		out := map[string][]byte{}
+		for name, property := range from {
+			walker := schemamutation.Walker{
+				SchemaCallback: schemamutation.SchemaCallBackNoop,
+				RefCallback: func(ref *spec.Ref) *spec.Ref {
+					target, ok := strings.CutPrefix(ref.String(), v3RefPrefix)
+					if !ok {
+						return ref
+					}
+					if !slices.Contains(n.refs, target) {
+						n.refs = append(n.refs, target)
+					}
+					r := spec.MustCreateRef(refPrefix + target)
+					return &r
+				},
+			}
+			data, err := walker.WalkSchema(&property).MarshalJSON()
+			if err != nil {
+				return nil, err
+			}
+			out[name] = data
+		}
+		return out, nil
+	}
+	if n.root, err = encode(properties.root); err != nil {
+		return nil, err
+	}
+	if n.embedded, err = encode(properties.embedded); err != nil {
+		return nil, err
+	}
+	actual, _ := nativeJSONByPrefix.LoadOrStore(refPrefix, n)
+	return actual.(*nativeJSON), nil
+}
+
+// v3RefPrefix is where kube's builder points the native properties' refs.
+const v3RefPrefix = "#/components/schemas/"
+
+type level int
+
+// The levels structural validation tells apart.
+const (
+	rootLevel level = iota
+	itemLevel
+	fieldLevel
+)
+
+// schemaWriter appends a schema's JSON in the member order and encoding of
+// spec.Schema.MarshalJSON (go-json-experiment, deterministic): schema
+// props in field order, then the swagger props, then extensions sorted.
+type schemaWriter struct {
+	buf     []byte
+	native  *nativeJSON
+	version *Version // set while writing the root
+}
+
+var validTypes = map[string]bool{"": true, "string": true, "number": true, "integer": true, "boolean": true, "array": true, "object": true}
+
+// intOrStringAnyOf is the anyOf Unfold gives x-kubernetes-int-or-string.
+var intOrStringAnyOf = []apiextensionsv1.JSONSchemaProps{{Type: "integer"}, {Type: "string"}}
+
+// structuralNode reports whether s passes, at this node, what the
+// conversion, NewStructural, ValidateStructural and Unfold require for the
+// schema to be published whole, within what node writes; false means
+// "not known to": the caller falls back to OpenAPISchema.
+func structuralNode(s *apiextensionsv1.JSONSchemaProps, lvl level) bool {
+	if s.ID != "" || s.Schema != "" || s.Ref != nil || s.PatternProperties != nil || s.Dependencies != nil ||
+		s.AdditionalItems != nil || s.Definitions != nil || s.AllOf != nil || s.OneOf != nil || s.Not != nil {
+		return false
+	}
+	if !validTypes[s.Type] || (s.AnyOf != nil && !reflect.DeepEqual(s.AnyOf, intOrStringAnyOf)) {
+		return false
+	}
+	if s.XPreserveUnknownFields != nil && !*s.XPreserveUnknownFields {
+		return false
+	}
+	preserve := s.XPreserveUnknownFields != nil
+	if s.XIntOrString && (preserve || s.XEmbeddedResource) {
+		return false
+	}
+	if s.Items != nil && (s.Items.Schema == nil || s.Items.JSONSchemas != nil) {
+		return false
+	}
+	if s.Type == "array" && s.Items == nil {
+		return false
+	}
+	if s.AdditionalProperties != nil && (lvl == rootLevel || s.XEmbeddedResource) {
+		return false
+	}
+	if s.XEmbeddedResource && (s.Type != "object" || (!preserve && len(s.Properties) == 0)) {
+		return false
+	}
+	if s.Type == "" && !s.XIntOrString && !preserve {
+		return false
+	}
+	if lvl == rootLevel && s.Type != "" && s.Type != "object" {
+		return false
+	}
+	if lvl == rootLevel || s.XEmbeddedResource {
+		for name, want := range map[string]string{"kind": "string", "apiVersion": "string", "metadata": "object"} {
+			if property, ok := s.Properties[name]; ok && property.Type != want {
+				return false
+			}
+		}
+	}
+	if metadata, ok := s.Properties["metadata"]; ok && lvl == rootLevel && !plainRootMetadata(metadata) {
+		return false
+	}
+	if s.Pattern != "" && !validPattern(s.Pattern) {
+		return false
+	}
+	return true
+}
+
+// plainRootMetadata: the root's metadata may name only name and
+// generateName, with nothing else but its type and default.
+func plainRootMetadata(m apiextensionsv1.JSONSchemaProps) bool {
+	_, name := m.Properties["name"]
+	_, generateName := m.Properties["generateName"]
+	switch {
+	case name && generateName && len(m.Properties) == 2, (name || generateName) && len(m.Properties) == 1:
+		m.Properties = nil
+	}
+	m.Type, m.Default = "", nil
+	return reflect.DeepEqual(m, apiextensionsv1.JSONSchemaProps{})
+}
+
+// patterns remembers whether patterns compile: CRDs of one provider
+// repeat theirs. Bounded, as CRDs come and go.
+var patterns struct {
+	sync.Mutex
+	valid map[string]bool
+}
+
+func validPattern(pattern string) bool {
+	patterns.Lock()
+	valid, ok := patterns.valid[pattern]
+	patterns.Unlock()
+	if ok {
+		return valid
+	}
+	_, err := regexp.Compile(pattern)
+	patterns.Lock()
+	defer patterns.Unlock()
+	if patterns.valid == nil || len(patterns.valid) >= 4096 {
+		patterns.valid = map[string]bool{}
+	}
+	patterns.valid[pattern] = err == nil
+	return err == nil
+}
+
+// node writes s; false when it is not known to be published whole.
+func (w *schemaWriter) node(s *apiextensionsv1.JSONSchemaProps, lvl level) bool {
+	if !structuralNode(s, lvl) {
+		return false
+	}
+	w.buf = append(w.buf, '{')
+	if s.Description != "" && !w.stringMember("description", s.Description) {
+		return false
+	}
+	if s.Type != "" {
+		w.key("type")
+		w.buf = strconv.AppendQuote(w.buf, s.Type) // one of validTypes
+	}
+	if s.Nullable {
+		w.key("nullable")
+		w.buf = append(w.buf, "true"...)
+	}
+	if s.Format != "" && !w.stringMember("format", s.Format) {
+		return false
+	}
+	if s.Title != "" && !w.stringMember("title", s.Title) {
+		return false
+	}
+	if s.Default != nil {
+		if canonical(s.Default.Raw) {
+			w.key("default")
+			w.buf = append(w.buf, s.Default.Raw...)
+		} else {
+			value, ok := decodeJSON(s.Default)
+			if !ok {
+				return false
+			}
+			if value != nil { // omitzero
+				w.key("default")
+				if !w.value(value) {
+					return false
+				}
+			}
+		}
+	}
+	w.float("maximum", s.Maximum)
+	w.boolean("exclusiveMaximum", s.ExclusiveMaximum)
+	w.float("minimum", s.Minimum)
+	w.boolean("exclusiveMinimum", s.ExclusiveMinimum)
+	w.integer("maxLength", s.MaxLength)
+	w.integer("minLength", s.MinLength)
+	if s.Pattern != "" && !w.stringMember("pattern", s.Pattern) {
+		return false
+	}
+	w.integer("maxItems", s.MaxItems)
+	w.integer("minItems", s.MinItems)
+	w.boolean("uniqueItems", s.UniqueItems)
+	w.float("multipleOf", s.MultipleOf)
+	if len(s.Enum) > 0 {
+		w.key("enum")
+		w.buf = append(w.buf, '[')
+		for i := range s.Enum {
+			if i > 0 {
+				w.buf = append(w.buf, ',')
+			}
+			if canonical(s.Enum[i].Raw) {
+				w.buf = append(w.buf, s.Enum[i].Raw...)
+				continue
+			}
+			value, ok := decodeJSON(&s.Enum[i])
+			if !ok || !w.value(value) {
+				return false
+			}
+		}
+		w.buf = append(w.buf, ']')
+	}
+	w.integer("maxProperties", s.MaxProperties)
+	w.integer("minProperties", s.MinProperties)
+	embedded := s.XEmbeddedResource
+	required := s.Required
+	if embedded { // as addEmbeddedProperties
+		required = slices.Clip(required)
+		for _, name := range []string{"kind", "apiVersion"} {
+			if !slices.Contains(required, name) {
+				required = append(required, name)
+			}
+		}
+	}
+	if len(required) > 0 && !w.strings("required", required) {
+		return false
+	}
+	if s.Items != nil {
+		w.key("items")
+		if !w.node(s.Items.Schema, itemLevel) {
+			return false
+		}
+	}
+	if s.AnyOf != nil || s.XIntOrString { // Unfold adds it to int-or-string
+		w.key("anyOf")
+		w.buf = append(w.buf, `[{"type":"integer"},{"type":"string"}]`...)
+	}
+	if !w.properties(s, lvl, embedded) {
+		return false
+	}
+	if ap := s.AdditionalProperties; ap != nil {
+		w.key("additionalProperties")
+		switch {
+		case ap.Schema != nil:
+			if !w.node(ap.Schema, fieldLevel) {
+				return false
+			}
+		case ap.Allows:
+			w.buf = append(w.buf, "true"...)
+		default:
+			w.buf = append(w.buf, "false"...)
+		}
+	}
+	if docs := s.ExternalDocs; docs != nil {
+		w.key("externalDocs")
+		w.buf = append(w.buf, '{')
+		if docs.Description != "" && !w.stringMember("description", docs.Description) {
+			return false
+		}
+		if docs.URL != "" && !w.stringMember("url", docs.URL) {
+			return false
+		}
+		w.buf = append(w.buf, '}')
+	}
+	if s.Example != nil {
+		value, ok := decodeJSON(s.Example)
+		if !ok {
+			return false
+		}
+		// omitempty: left out when it encodes as null, "", {} or [].
+		mark := len(w.buf)
+		w.key("example")
+		valueStart := len(w.buf)
+		if !w.value(value) {
+			return false
+		}
+		switch string(w.buf[valueStart:]) {
+		case "null", `""`, "{}", "[]":
+			w.buf = w.buf[:mark]
+		}
+	}
+	return w.extensions(s, lvl)
+}
+
+// properties writes the properties member: the schema's own, with kube's
+// apiVersion, kind and metadata at the root and in embedded resources. The
+// replaced ones are still checked, as structural validation does.
+func (w *schemaWriter) properties(s *apiextensionsv1.JSONSchemaProps, lvl level, embedded bool) bool {
+	var native map[string][]byte
+	switch {
+	case embedded:
+		native = w.native.embedded
+	case lvl == rootLevel:
+		native = w.native.root
+	}
+	if len(s.Properties) == 0 && native == nil {
+		return true
+	}
+	names := make([]string, 0, len(s.Properties)+len(native))
+	for name := range s.Properties {
+		names = append(names, name)
+	}
+	for name := range native {
+		if _, ok := s.Properties[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	w.key("properties")
+	w.buf = append(w.buf, '{')
+	for i, name := range names {
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		if !w.quote(name) {
+			return false
+		}
+		w.buf = append(w.buf, ':')
+		property, own := s.Properties[name]
+		if own {
+			mark := len(w.buf)
+			if !w.node(&property, fieldLevel) {
+				return false
+			}
+			if _, replaced := native[name]; replaced {
+				w.buf = w.buf[:mark]
+			}
+		}
+		if data, ok := native[name]; ok {
+			w.buf = append(w.buf, data...)
+		}
+	}
+	w.buf = append(w.buf, '}')
+	return true
+}
+
+// extensions writes the x-kubernetes-* members in sorted order and closes
+// the object.
+func (w *schemaWriter) extensions(s *apiextensionsv1.JSONSchemaProps, lvl level) bool {
+	if s.XEmbeddedResource {
+		w.key("x-kubernetes-embedded-resource")
+		w.buf = append(w.buf, "true"...)
+	}
+	var v *Version
+	if lvl == rootLevel {
+		v = w.version
+		if !w.gvkExtension(v) {
+			return false
+		}
+	}
+	if s.XIntOrString {
+		w.key("x-kubernetes-int-or-string")
+		w.buf = append(w.buf, "true"...)
+	}
+	if len(s.XListMapKeys) > 0 && !w.strings("x-kubernetes-list-map-keys", s.XListMapKeys) {
+		return false
+	}
+	if s.XListType != nil && !w.stringMember("x-kubernetes-list-type", *s.XListType) {
+		return false
+	}
+	if s.XMapType != nil && !w.stringMember("x-kubernetes-map-type", *s.XMapType) {
+		return false
+	}
+	if s.XPreserveUnknownFields != nil {
+		w.key("x-kubernetes-preserve-unknown-fields")
+		w.buf = append(w.buf, "true"...)
+	}
+	if v != nil && !w.selectableFieldsExtension(v) {
+		return false
+	}
+	if len(s.XValidations) > 0 && !w.validations(s.XValidations) {
+		return false
+	}
+	w.buf = append(w.buf, '}')
+	return true
+}
+
+// kindExtensions writes the root's extensions of a schema-less version.
+func (w *schemaWriter) kindExtensions(v *Version) {
+	w.gvkExtension(v)
+	w.selectableFieldsExtension(v)
+}
+
+func (w *schemaWriter) gvkExtension(v *Version) bool {
+	w.key("x-kubernetes-group-version-kind")
+	w.buf = append(w.buf, `[{`...)
+	ok := w.stringMember("group", v.GVK.Group) && w.stringMember("kind", v.GVK.Kind) && w.stringMember("version", v.GVK.Version)
+	w.buf = append(w.buf, `}]`...)
+	return ok
+}
+
+func (w *schemaWriter) selectableFieldsExtension(v *Version) bool {
+	fields := v.selectableFields()
+	if fields == nil {
+		return true
+	}
+	w.key("x-kubernetes-selectable-fields")
+	w.buf = append(w.buf, '[')
+	for i, field := range fields {
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		w.buf = append(w.buf, '{')
+		if !w.stringMember("fieldPath", field.(map[string]any)["fieldPath"].(string)) {
+			return false
+		}
+		w.buf = append(w.buf, '}')
+	}
+	w.buf = append(w.buf, ']')
+	return true
+}
+
+// validations writes apiextensionsv1.ValidationRules as go-json-experiment
+// does: omitempty leaves out members that encode empty ("", null).
+func (w *schemaWriter) validations(rules apiextensionsv1.ValidationRules) bool {
+	w.key("x-kubernetes-validations")
+	w.buf = append(w.buf, '[')
+	for i, rule := range rules {
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		w.buf = append(w.buf, `{"rule":`...)
+		if !w.quote(rule.Rule) {
+			return false
+		}
+		ok := (rule.Message == "" || w.stringMember("message", rule.Message)) &&
+			(rule.MessageExpression == "" || w.stringMember("messageExpression", rule.MessageExpression)) &&
+			(rule.Reason == nil || *rule.Reason == "" || w.stringMember("reason", string(*rule.Reason))) &&
+			(rule.FieldPath == "" || w.stringMember("fieldPath", rule.FieldPath))
+		if !ok {
+			return false
+		}
+		if rule.OptionalOldSelf != nil {
+			w.key("optionalOldSelf")
+			w.buf = strconv.AppendBool(w.buf, *rule.OptionalOldSelf)
+		}
+		w.buf = append(w.buf, '}')
+	}
+	w.buf = append(w.buf, ']')
+	return true
+}
+
+// key starts a member of the object being written.
+func (w *schemaWriter) key(name string) {
+	if w.buf[len(w.buf)-1] != '{' {
+		w.buf = append(w.buf, ',')
+	}
+	w.buf = append(w.buf, '"')
+	w.buf = append(w.buf, name...)
+	w.buf = append(w.buf, '"', ':')
+}
+
+func (w *schemaWriter) stringMember(name, value string) bool {
+	w.key(name)
+	return w.quote(value)
+}
+
+func (w *schemaWriter) strings(name string, values []string) bool {
+	w.key(name)
+	w.buf = append(w.buf, '[')
+	for i, value := range values {
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		if !w.quote(value) {
+			return false
+		}
+	}
+	w.buf = append(w.buf, ']')
+	return true
+}
+
+func (w *schemaWriter) boolean(name string, value bool) {
+	if value { // omitzero
+		w.key(name)
+		w.buf = append(w.buf, "true"...)
+	}
+}
+
+func (w *schemaWriter) integer(name string, value *int64) {
+	if value != nil {
+		w.key(name)
+		w.buf = strconv.AppendInt(w.buf, *value, 10)
+	}
+}
+
+func (w *schemaWriter) float(name string, value *float64) {
+	if value != nil {
+		w.key(name)
+		w.buf = appendFloat(w.buf, *value)
+	}
+}
+
+// appendFloat formats as go-json-experiment (and ES6) do.
+func appendFloat(dst []byte, f float64) []byte {
+	format := byte('f')
+	if abs := max(f, -f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if format == 'e' { // e-07 -> e-7
+		if n := len(dst); n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst
+}
+
+// canonical reports whether raw is a scalar that decoding and encoding
+// again gives back unchanged: true, false, a string with nothing to escape,
+// a small integer (not -0). Defaults and enums mostly are; decoding them
+// was a fair part of the cost.
+func canonical(raw []byte) bool {
+	switch {
+	case len(raw) == 0:
+		return false
+	case string(raw) == "true" || string(raw) == "false":
+		return true
+	case raw[0] == '"':
+		if len(raw) < 2 || raw[len(raw)-1] != '"' {
+			return false
+		}
+		for _, c := range raw[1 : len(raw)-1] {
+			if c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+				return false
+			}
+		}
+		return true
+	}
+	digits := raw
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 || (digits[0] == '0' && len(raw) > 1) {
+		return false // 0 alone only; -0 becomes 0
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeJSON decodes a default, enum or example value as the conversion to
+// the internal schema does (integers stay int64).
+func decodeJSON(j *apiextensionsv1.JSON) (any, bool) {
+	var value any
+	if len(j.Raw) == 0 || string(j.Raw) == "null" {
+		return nil, true
+	}
+	if err := utiljson.Unmarshal(j.Raw, &value); err != nil {
+		return nil, false
+	}
+	return value, true
+}
+
+// value writes a decoded JSON value; maps with sorted keys.
+func (w *schemaWriter) value(value any) bool {
+	switch value := value.(type) {
+	case nil:
+		w.buf = append(w.buf, "null"...)
+	case bool:
+		w.buf = strconv.AppendBool(w.buf, value)
+	case string:
+		return w.quote(value)
+	case int64:
+		w.buf = strconv.AppendInt(w.buf, value, 10)
+	case float64:
+		w.buf = appendFloat(w.buf, value)
+	case []any:
+		w.buf = append(w.buf, '[')
+		for i, item := range value {
+			if i > 0 {
+				w.buf = append(w.buf, ',')
+			}
+			if !w.value(item) {
+				return false
+			}
+		}
+		w.buf = append(w.buf, ']')
+	case map[string]any:
+		keys := make([]string, 0, len(value))
+		for key := range value {
+			keys = append(keys, key)
+		}
+		slices.Sort(keys)
+		w.buf = append(w.buf, '{')
+		for i, key := range keys {
+			if i > 0 {
+				w.buf = append(w.buf, ',')
+			}
+			if !w.quote(key) {
+				return false
+			}
+			w.buf = append(w.buf, ':')
+			if !w.value(value[key]) {
+				return false
+			}
+		}
+		w.buf = append(w.buf, '}')
+	default:
+		return false
+	}
+	return true
+}
+
+// quote writes s as go-json-experiment does by default: only '"', '\\'
+// and control characters escaped (not <, >, & or U+2028/9); invalid UTF-8
+// fails (there it is an error).
+func (w *schemaWriter) quote(s string) bool {
+	w.buf = append(w.buf, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				return false
+			}
+			i += size
+			continue
+		}
+		if c >= 0x20 && c != '"' && c != '\\' {
+			i++
+			continue
+		}
+		w.buf = append(w.buf, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			w.buf = append(w.buf, '\\', c)
+		case '\b':
+			w.buf = append(w.buf, `\b`...)
+		case '\f':
+			w.buf = append(w.buf, `\f`...)
+		case '\n':
+			w.buf = append(w.buf, `\n`...)
+		case '\r':
+			w.buf = append(w.buf, `\r`...)
+		case '\t':
+			w.buf = append(w.buf, `\t`...)
+		default:
+			w.buf = fmt.Appendf(w.buf, `\u%04x`, c)
+		}
+		i++
+		start = i
+	}
+	w.buf = append(w.buf, s[start:]...)
+	w.buf = append(w.buf, '"')
+	return true
+}
