@@ -41,6 +41,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+
+	"github.com/devplane/devplane/apiserver/testenv/crdgen"
 )
 
 func benchCRDCount() int {
@@ -56,9 +58,9 @@ func BenchmarkServedCRDs(b *testing.B) {
 		b.Skip("kubectl is not on PATH")
 	}
 	n := benchCRDCount()
-	crds := providerCRDs(n+5, 1) // the last five are the "one more" CRDs
+	crds := crdgen.Provider(n+5, 1) // the last five are the "one more" CRDs
 	file := filepath.Join(b.TempDir(), "crds.yaml")
-	if err := os.WriteFile(file, manifest(crds[:n]), 0o600); err != nil {
+	if err := os.WriteFile(file, crdgen.Manifest(crds[:n]), 0o600); err != nil {
 		b.Fatal(err)
 	}
 	for range b.N {
@@ -121,6 +123,32 @@ func serverStats(b *testing.B, cfg *rest.Config) (heapMB, goroutines float64) {
 		}
 	}
 	return heapMB, goroutines
+}
+
+// requestSeconds is the server's own apiserver_request_duration_seconds
+// sum and count for verb on resource (kube-apiserver has the same metric).
+func requestSeconds(b *testing.B, c rest.Interface, verb, resource string) (sum, count float64) {
+	b.Helper()
+	data, err := c.Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_duration_seconds_") ||
+			!strings.Contains(line, `verb="`+verb+`"`) || !strings.Contains(line, `resource="`+resource+`"`) ||
+			!strings.Contains(line, `subresource=""`) {
+			continue
+		}
+		name, value, _ := strings.Cut(line, " ")
+		v, _ := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		switch {
+		case strings.HasPrefix(name, "apiserver_request_duration_seconds_sum"):
+			sum += v
+		case strings.HasPrefix(name, "apiserver_request_duration_seconds_count"):
+			count += v
+		}
+	}
+	return sum, count
 }
 
 func totalRSS(pids []int) float64 {
@@ -242,6 +270,7 @@ func oneMoreCRD(b *testing.B, ctx context.Context, ext *apiextensionsclient.Clie
 	b.Helper()
 	crds := ext.ApiextensionsV1().CustomResourceDefinitions()
 	var creates, ready []time.Duration
+	sum0, count0 := requestSeconds(b, ext.RESTClient(), "POST", "customresourcedefinitions")
 	for _, m := range more {
 		u := &unstructured.Unstructured{Object: m}
 		crd := &apiextensionsv1.CustomResourceDefinition{}
@@ -281,6 +310,9 @@ func oneMoreCRD(b *testing.B, ctx context.Context, ext *apiextensionsclient.Clie
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
+	}
+	if sum1, count1 := requestSeconds(b, ext.RESTClient(), "POST", "customresourcedefinitions"); count1 > count0 {
+		f.set("one more CRD: create server mean ms", (sum1-sum0)/(count1-count0)*1000)
 	}
 	f.set("one more CRD: create p50 ms", ms(percentile(creates, 50)))
 	f.set("one more CRD: to Established p50 ms", ms(percentile(ready, 50)))
@@ -329,19 +361,19 @@ func openAPITimings(b *testing.B, ctx context.Context, cfg *rest.Config, f *load
 	f.set("/openapi/v2 JSON again ms", ms(timedGet(b, ctx, hc, cfg.Host, "/openapi/v2", "application/json")))
 	f.set("/openapi/v2 protobuf ms", ms(timedGet(b, ctx, hc, cfg.Host, "/openapi/v2", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf")))
 	f.set("/openapi/v3 discovery ms", ms(timedGet(b, ctx, hc, cfg.Host, "/openapi/v3", "application/json")))
-	path := "/openapi/v3/apis/" + providerGroup(0) + "/v1beta2"
+	path := "/openapi/v3/apis/" + crdgen.Group(0) + "/v1beta2"
 	f.set("/openapi/v3 group-version first ms", ms(timedGet(b, ctx, hc, cfg.Host, path, "application/json")))
 	f.set("/openapi/v3 group-version again ms", ms(timedGet(b, ctx, hc, cfg.Host, path, "application/json")))
-	other := "/openapi/v3/apis/" + providerGroup(150) + "/v1beta1"
+	other := "/openapi/v3/apis/" + crdgen.Group(150) + "/v1beta1"
 	f.set("/openapi/v3 other group-version ms", ms(timedGet(b, ctx, hc, cfg.Host, other, "application/json")))
 }
 
 // customResource is an object of the first namespaced generated kind.
-var customGVR = schema.GroupVersionResource{Group: providerGroup(1), Version: "v1beta2", Resource: strings.ToLower(providerKind(1)) + "s"}
+var customGVR = schema.GroupVersionResource{Group: crdgen.Group(1), Version: "v1beta2", Resource: strings.ToLower(crdgen.Kind(1)) + "s"}
 
 func customObject(name string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": customGVR.GroupVersion().String(), "kind": providerKind(1),
+		"apiVersion": customGVR.GroupVersion().String(), "kind": crdgen.Kind(1),
 		"metadata": map[string]any{"name": name, "namespace": "default",
 			"annotations": map[string]any{"crossplane.io/external-name": name}},
 		"spec": map[string]any{"forProvider": map[string]any{"region": "eu-west-1"}},

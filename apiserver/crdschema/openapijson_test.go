@@ -13,7 +13,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"k8s.io/utils/ptr"
 
-	"github.com/devplane/devplane/apiserver/internal/crdgen"
+	"github.com/devplane/devplane/apiserver/testenv/crdgen"
 )
 
 const v2RefPrefix = "#/definitions/"

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/devplane/devplane/apiserver/crdschema"
-	"github.com/devplane/devplane/apiserver/internal/crdgen"
+	"github.com/devplane/devplane/apiserver/testenv/crdgen"
 )
 
 // crdState serves the CRDs' versions as the extensions server does

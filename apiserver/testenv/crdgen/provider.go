@@ -1,6 +1,5 @@
-// Package crdgen generates CRDs for tests and benchmarks: the
-// provider-style CRDs of cli/providercrds_test.go (which drives a real
-// binary through kubectl), typed, for package-level tests.
+// Package crdgen generates CRDs for tests and benchmarks shaped like a
+// cloud provider's, as maps (for kubectl, Manifest) or typed.
 package crdgen
 
 import (
@@ -12,10 +11,10 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
-// ProviderCRDs returns providerCRDs(n, seed) typed; not defaulted.
+// ProviderCRDs returns Provider(n, seed) typed; not defaulted.
 func ProviderCRDs(n int, seed uint64) []*apiextensionsv1.CustomResourceDefinition {
 	out := make([]*apiextensionsv1.CustomResourceDefinition, n)
-	for i, m := range providerCRDs(n, seed) {
+	for i, m := range Provider(n, seed) {
 		data, err := json.Marshal(m)
 		if err != nil {
 			panic(err)
@@ -29,14 +28,14 @@ func ProviderCRDs(n int, seed uint64) []*apiextensionsv1.CustomResourceDefinitio
 	return out
 }
 
-// providerCRDs generates n CRDs shaped like the ones cloud-provider packages
+// Provider generates n CRDs shaped like the ones cloud-provider packages
 // generate (Crossplane's upjet providers, ACK, Config Connector): groups of
 // about ten kinds, two versions with a ~50 KB schema each (forProvider,
 // initProvider and atProvider trees with long descriptions, references and
 // selectors to other resources, management policies, conditions), four
 // printer columns, both scopes, and CEL rules on every third kind. The same
 // n and seed always give the same CRDs.
-func providerCRDs(n int, seed uint64) []map[string]any {
+func Provider(n int, seed uint64) []map[string]any {
 	out := make([]map[string]any, n)
 	for i := range n {
 		g := &crdGen{r: rand.New(rand.NewPCG(seed, uint64(i)))}
@@ -227,16 +226,16 @@ var printerColumns = []any{
 	map[string]any{"name": "AGE", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
 }
 
-// providerGroup is the group of the i-th generated CRD: ten kinds a group.
-func providerGroup(i int) string { return fmt.Sprintf("svc%02d.provider.example.io", i/10) }
+// Group is the group of the i-th generated CRD: ten kinds a group.
+func Group(i int) string { return fmt.Sprintf("svc%02d.provider.example.io", i/10) }
 
-// providerKind is the i-th generated CRD's kind; its plural is lowercase + "s".
-func providerKind(i int) string { return fmt.Sprintf("Resource%03d", i) }
+// Kind is the i-th generated CRD's kind; its plural is lowercase + "s".
+func Kind(i int) string { return fmt.Sprintf("Resource%03d", i) }
 
 func (g *crdGen) crd(i int) map[string]any {
-	kind := providerKind(i)
+	kind := Kind(i)
 	plural := strings.ToLower(kind) + "s"
-	group := providerGroup(i)
+	group := Group(i)
 	scope := "Cluster"
 	if i%2 == 1 {
 		scope = "Namespaced"
@@ -263,4 +262,20 @@ func (g *crdGen) crd(i int) map[string]any {
 			"versions": []any{version("v1beta1", false), version("v1beta2", true)},
 		},
 	}
+}
+
+// Manifest joins CRDs into one multi-document stream for kubectl apply -f
+// (each document is JSON, which is YAML).
+func Manifest(crds []map[string]any) []byte {
+	var sb strings.Builder
+	for _, c := range crds {
+		b, err := json.Marshal(c)
+		if err != nil {
+			panic(err)
+		}
+		sb.WriteString("---\n")
+		sb.Write(b)
+		sb.WriteString("\n")
+	}
+	return []byte(sb.String())
 }
