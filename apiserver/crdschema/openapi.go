@@ -12,9 +12,9 @@ import (
 	apivalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
+	openapiv2 "k8s.io/apiextensions-apiserver/pkg/controller/openapi/v2"
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
-	"k8s.io/utils/ptr"
 )
 
 // The documents are built on each call, not kept: their users (the
@@ -27,12 +27,35 @@ import (
 // what OpenAPIV3 has under ModelName, built alone: the whole document
 // (paths, every meta definition) costs several times the schema itself,
 // and with hundreds of CRDs documents are built from hundreds of these.
-func (v *Version) OpenAPISchema() (*spec.Schema, error) {
+func (v *Version) OpenAPISchema() (*spec.Schema, error) { return v.openAPISchema(false) }
+
+// OpenAPISchemaV2 is the kind's schema as kube publishes it under
+// /openapi/v2 (refs still under #/components/schemas/): OpenAPISchema
+// without what OpenAPI v2 cannot say, as kube's v2 builder strips it
+// (junctors, int-or-string's anyOf among them; nullable, with the type,
+// items and properties of nullable nodes; items and properties under
+// x-kubernetes-preserve-unknown-fields). Readers of v2 (gnostic, so
+// kubectl's and helm's protobuf clients) reject a document with anyOf.
+func (v *Version) OpenAPISchemaV2() (*spec.Schema, error) { return v.openAPISchema(true) }
+
+func (v *Version) openAPISchema(v2 bool) (*spec.Schema, error) {
 	structural, err := v.openAPIStructural()
 	if err != nil {
 		return nil, err
 	}
-	properties, err := kubeNativeProperties()
+	if v2 && structural != nil && structural.XPreserveUnknownFields {
+		// kube publishes such a kind as a bare object in v2: kubectl
+		// would take properties as the only fields allowed.
+		structural = nil
+	}
+	if v2 && structural != nil {
+		structural = openapiv2.ToStructuralOpenAPIV2(structural)
+	}
+	native := kubeNativeProperties
+	if v2 {
+		native = kubeNativePropertiesV2
+	}
+	properties, err := native()
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +65,7 @@ func (v *Version) OpenAPISchema() (*spec.Schema, error) {
 		for name, property := range properties.root {
 			s.SetProperty(name, property)
 		}
-		addEmbeddedProperties(s, properties.embedded)
+		addEmbeddedProperties(s, properties.embedded, v2)
 	}
 	s.AddExtension("x-kubernetes-group-version-kind", []any{
 		map[string]any{"group": v.GVK.Group, "version": v.GVK.Version, "kind": v.GVK.Kind},
@@ -97,7 +120,14 @@ type nativeProperties struct {
 
 // kubeNativeProperties takes those properties from what kube's builder
 // makes of a small CRD, once, so they stay what kube publishes.
-var kubeNativeProperties = sync.OnceValues(func() (nativeProperties, error) {
+var kubeNativeProperties = sync.OnceValues(func() (nativeProperties, error) { return builtNativeProperties(false) })
+
+// kubeNativePropertiesV2 are those of /openapi/v2 (metadata is a $ref
+// beside its description there, not an allOf), refs under
+// #/components/schemas/ as in OpenAPISchema.
+var kubeNativePropertiesV2 = sync.OnceValues(func() (nativeProperties, error) { return builtNativeProperties(true) })
+
+func builtNativeProperties(v2 bool) (nativeProperties, error) {
 	crd := &apiextensionsv1.CustomResourceDefinition{Spec: apiextensionsv1.CustomResourceDefinitionSpec{
 		Group: "template.devplane.io", Scope: apiextensionsv1.NamespaceScoped,
 		Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "templates", Singular: "template", Kind: "Template", ListKind: "TemplateList"},
@@ -105,45 +135,70 @@ var kubeNativeProperties = sync.OnceValues(func() (nativeProperties, error) {
 			Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
 				Type: "object",
 				Properties: map[string]apiextensionsv1.JSONSchemaProps{"embedded": {
-					Type: "object", XEmbeddedResource: true, XPreserveUnknownFields: ptr.To(true),
+					// Not preserve-unknown-fields: v2 leaves those bare.
+					Type: "object", XEmbeddedResource: true,
+					Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "string"}},
 				}},
 			}},
 		}},
 	}}
-	doc, err := builder.BuildOpenAPIV3(crd, "v1", builder.Options{})
-	if err != nil {
-		return nativeProperties{}, err
+	const model = "io.devplane.template.v1.Template"
+	var kind *spec.Schema
+	if v2 {
+		doc, err := builder.BuildOpenAPIV2(crd, "v1", builder.Options{V2: true})
+		if err != nil {
+			return nativeProperties{}, err
+		}
+		if d, ok := doc.Definitions[model]; ok {
+			kind = &d
+		}
+	} else {
+		doc, err := builder.BuildOpenAPIV3(crd, "v1", builder.Options{})
+		if err != nil {
+			return nativeProperties{}, err
+		}
+		kind = doc.Components.Schemas[model]
 	}
-	kind := doc.Components.Schemas["io.devplane.template.v1.Template"]
 	if kind == nil {
 		return nativeProperties{}, fmt.Errorf("kube's OpenAPI builder made no Template schema")
 	}
 	pick := func(from spec.Schema) map[string]spec.Schema {
 		picked := map[string]spec.Schema{}
 		for _, name := range []string{"apiVersion", "kind", "metadata"} {
-			picked[name] = from.Properties[name]
+			property := from.Properties[name]
+			if v2 && property.Ref.String() != "" {
+				// As OpenAPISchema's refs are, for the document to move.
+				target := strings.TrimPrefix(property.Ref.String(), "#/definitions/")
+				property.Ref = spec.MustCreateRef("#/components/schemas/" + target)
+			}
+			picked[name] = property
 		}
 		return picked
 	}
 	return nativeProperties{root: pick(*kind), embedded: pick(kind.Properties["embedded"])}, nil
-})
+}
 
 // addEmbeddedProperties gives every x-kubernetes-embedded-resource object
 // apiVersion, kind and metadata, with apiVersion and kind required, as
 // kube's builder does.
-func addEmbeddedProperties(s *spec.Schema, embedded map[string]spec.Schema) {
+func addEmbeddedProperties(s *spec.Schema, embedded map[string]spec.Schema, v2 bool) {
 	if s == nil {
 		return
 	}
 	for name, property := range s.Properties {
-		addEmbeddedProperties(&property, embedded)
+		addEmbeddedProperties(&property, embedded, v2)
 		s.Properties[name] = property
 	}
 	if s.Items != nil {
-		addEmbeddedProperties(s.Items.Schema, embedded)
+		addEmbeddedProperties(s.Items.Schema, embedded, v2)
 	}
 	if s.AdditionalProperties != nil {
-		addEmbeddedProperties(s.AdditionalProperties.Schema, embedded)
+		addEmbeddedProperties(s.AdditionalProperties.Schema, embedded, v2)
+	}
+	if preserve, ok := s.Extensions.GetBool("x-kubernetes-preserve-unknown-fields"); ok && preserve && v2 {
+		// kubectl's v2 validation would take the properties as the only
+		// fields allowed.
+		return
 	}
 	if isEmbedded, ok := s.Extensions.GetBool("x-kubernetes-embedded-resource"); !ok || !isEmbedded {
 		return

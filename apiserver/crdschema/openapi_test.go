@@ -3,6 +3,7 @@ package crdschema
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -67,6 +68,74 @@ func TestOpenAPISchemaIsTheDocumentsSchema(t *testing.T) {
 				gotJSON, _ := json.Marshal(got)
 				wantJSON, _ := json.Marshal(doc.Components.Schemas[v.ModelName()])
 				t.Errorf("%s %s:\n got %.3000s\nwant %.3000s", tc.crd.Name, version, gotJSON, wantJSON)
+			}
+		}
+	}
+}
+
+// nullableCRD has what kube's v2 builder strips: int-or-string, nullable
+// fields (one required), a preserve-unknown-fields object and list, and
+// an anyOf.
+func nullableCRD() *apiextensionsv1.CustomResourceDefinition {
+	crd := embeddingCRD()
+	crd.Name, crd.Spec.Names = "nullables.example.com", apiextensionsv1.CustomResourceDefinitionNames{Plural: "nullables", Kind: "Nullable"}
+	spec := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+	spec.Required = append(spec.Required, "maybe")
+	spec.Properties["port"] = apiextensionsv1.JSONSchemaProps{XIntOrString: true, Description: "A port, by number or name."}
+	spec.Properties["maybe"] = apiextensionsv1.JSONSchemaProps{Type: "object", Nullable: true,
+		Properties: map[string]apiextensionsv1.JSONSchemaProps{"inner": {Type: "string"}}}
+	spec.Properties["maybeList"] = apiextensionsv1.JSONSchemaProps{Type: "array", Nullable: true,
+		Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{Type: "string"}}}
+	spec.Properties["raw"] = apiextensionsv1.JSONSchemaProps{Type: "array", XPreserveUnknownFields: ptr.To(true),
+		Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{Type: "string"}}}
+	spec.Properties["either"] = apiextensionsv1.JSONSchemaProps{Type: "string",
+		AnyOf: []apiextensionsv1.JSONSchemaProps{{Format: "ipv4"}, {Format: "ipv6"}}}
+	crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"] = spec
+	return crd
+}
+
+// OpenAPISchemaV2 must be what kube's v2 builder puts in its document
+// (refs aside: those are moved under #/definitions/ when assembled).
+func TestOpenAPISchemaV2IsKubesV2Schema(t *testing.T) {
+	preserveRoot := embeddingCRD()
+	preserveRoot.Spec.Versions[0].Schema.OpenAPIV3Schema.XPreserveUnknownFields = ptr.To(true)
+	for _, tc := range []struct {
+		crd      *apiextensionsv1.CustomResourceDefinition
+		versions []string
+	}{
+		{loadCRD(t, "crontabs.yaml"), []string{"v1", "v2"}},
+		{loadCRD(t, "widgets.yaml"), []string{"v1alpha1", "v1"}},
+		{largeCRD(), []string{"v1"}},
+		{embeddingCRD(), []string{"v1"}},
+		{nullableCRD(), []string{"v1"}},
+		{preserveRoot, []string{"v1"}},
+	} {
+		for _, version := range tc.versions {
+			v := compileVersion(t, tc.crd, version)
+			doc, err := v.OpenAPIV2()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := v.OpenAPISchemaV2()
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotJSON, _ := json.Marshal(got)
+			gotJSON = []byte(strings.ReplaceAll(string(gotJSON), "#/components/schemas/", "#/definitions/"))
+			want := doc.Definitions[v.ModelName()]
+			wantJSON, _ := json.Marshal(want)
+			var gotValue, wantValue any
+			if err := json.Unmarshal(gotJSON, &gotValue); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(wantJSON, &wantValue); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(gotValue, wantValue) {
+				t.Errorf("%s %s:\n got %.3000s\nwant %.3000s", tc.crd.Name, version, gotJSON, wantJSON)
+			}
+			if strings.Contains(string(gotJSON), `"anyOf"`) || strings.Contains(string(gotJSON), `"nullable"`) {
+				t.Errorf("%s %s: v2 schema with anyOf or nullable", tc.crd.Name, version)
 			}
 		}
 	}

@@ -17,19 +17,20 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
-// OpenAPISchemaJSON writes, straight from the CRD's v1 schema, the JSON
-// that spec.Schema.MarshalJSON makes of OpenAPISchema() once its local refs
-// point under refPrefix (e.g. "#/definitions/"), and returns the
-// definitions it refers to. /openapi/v2 with hundreds of large CRDs spent
-// most of its first request converting each schema to the internal form,
-// to a structural schema, to a spec.Schema and marshalling that by
-// reflection; this does none of it.
+// OpenAPISchemaV2JSON writes, straight from the CRD's v1 schema, the JSON
+// that spec.Schema.MarshalJSON makes of OpenAPISchemaV2() once its local
+// refs point under refPrefix (for /openapi/v2, "#/definitions/"), and
+// returns the definitions it refers to. /openapi/v2 with hundreds of large
+// CRDs spent most of its first request converting each schema to the
+// internal form, to a structural schema, to a spec.Schema and marshalling
+// that by reflection; this does none of it.
 //
 // It covers what structural schemas commonly hold. ok is false for
 // anything else (allOf, oneOf, not, anyOf other than int-or-string's,
+// nullable and preserve-unknown-fields nodes, which v2 rewrites,
 // non-structural schemas, invalid UTF-8...): callers then use
-// OpenAPISchema, which handles everything.
-func (v *Version) OpenAPISchemaJSON(refPrefix string) (data []byte, refs []string, ok bool) {
+// OpenAPISchemaV2, which handles everything.
+func (v *Version) OpenAPISchemaV2JSON(refPrefix string) (data []byte, refs []string, ok bool) {
 	native, err := nativePropertiesJSON(refPrefix)
 	if err != nil {
 		return nil, nil, false
@@ -66,7 +67,7 @@ func nativePropertiesJSON(refPrefix string) (*nativeJSON, error) {
 	if n, ok := nativeJSONByPrefix.Load(refPrefix); ok {
 		return n.(*nativeJSON), nil
 	}
-	properties, err := kubeNativeProperties()
+	properties, err := kubeNativePropertiesV2()
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +146,11 @@ func structuralNode(s *apiextensionsv1.JSONSchemaProps, lvl level) bool {
 		return false
 	}
 	if s.XPreserveUnknownFields != nil && !*s.XPreserveUnknownFields {
+		return false
+	}
+	if s.Nullable {
+		// v2 takes it apart and changes its parent's required: left to
+		// OpenAPISchemaV2.
 		return false
 	}
 	preserve := s.XPreserveUnknownFields != nil
@@ -227,17 +233,25 @@ func (w *schemaWriter) node(s *apiextensionsv1.JSONSchemaProps, lvl level) bool 
 	if !structuralNode(s, lvl) {
 		return false
 	}
+	// v2 keeps a preserve-unknown-fields node's items and properties from
+	// kubectl, which would take them as all there is (and an object or
+	// array type with them): still written, to be checked, then cut. At
+	// the root that makes the kind a bare object: left to OpenAPISchemaV2.
+	preserve := s.XPreserveUnknownFields != nil
+	if preserve && lvl == rootLevel {
+		return false
+	}
+	typ := s.Type
+	if preserve && (typ == "object" || typ == "array") {
+		typ = ""
+	}
 	w.buf = append(w.buf, '{')
 	if s.Description != "" && !w.stringMember("description", s.Description) {
 		return false
 	}
-	if s.Type != "" {
+	if typ != "" {
 		w.key("type")
-		w.buf = strconv.AppendQuote(w.buf, s.Type) // one of validTypes
-	}
-	if s.Nullable {
-		w.key("nullable")
-		w.buf = append(w.buf, "true"...)
+		w.buf = strconv.AppendQuote(w.buf, typ) // one of validTypes
 	}
 	if s.Format != "" && !w.stringMember("format", s.Format) {
 		return false
@@ -297,7 +311,7 @@ func (w *schemaWriter) node(s *apiextensionsv1.JSONSchemaProps, lvl level) bool 
 	w.integer("minProperties", s.MinProperties)
 	embedded := s.XEmbeddedResource
 	required := s.Required
-	if embedded { // as addEmbeddedProperties
+	if embedded && !preserve { // as addEmbeddedProperties, which v2 skips under preserve-unknown-fields
 		required = slices.Clip(required)
 		for _, name := range []string{"kind", "apiVersion"} {
 			if !slices.Contains(required, name) {
@@ -309,17 +323,22 @@ func (w *schemaWriter) node(s *apiextensionsv1.JSONSchemaProps, lvl level) bool 
 		return false
 	}
 	if s.Items != nil {
+		mark := len(w.buf)
 		w.key("items")
 		if !w.node(s.Items.Schema, itemLevel) {
 			return false
 		}
+		if preserve {
+			w.buf = w.buf[:mark]
+		}
 	}
-	if s.AnyOf != nil || s.XIntOrString { // Unfold adds it to int-or-string
-		w.key("anyOf")
-		w.buf = append(w.buf, `[{"type":"integer"},{"type":"string"}]`...)
-	}
+	// No anyOf: Unfold gives int-or-string one, and v2 drops it.
+	mark := len(w.buf)
 	if !w.properties(s, lvl, embedded) {
 		return false
+	}
+	if preserve {
+		w.buf = w.buf[:mark]
 	}
 	if ap := s.AdditionalProperties; ap != nil {
 		w.key("additionalProperties")

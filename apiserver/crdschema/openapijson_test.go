@@ -18,11 +18,12 @@ import (
 
 const v2RefPrefix = "#/definitions/"
 
-// referenceJSON is what /openapi/v2 made of the version before
-// OpenAPISchemaJSON: OpenAPISchema, refs moved under prefix, marshalled.
+// referenceJSON is what /openapi/v2 makes of the version without
+// OpenAPISchemaV2JSON: OpenAPISchemaV2 (kube's v2 schema,
+// TestOpenAPISchemaV2IsKubesV2Schema), refs moved under prefix, marshalled.
 func referenceJSON(t testing.TB, v *Version, prefix string) []byte {
 	t.Helper()
-	s, err := v.OpenAPISchema()
+	s, err := v.OpenAPISchemaV2()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,11 +45,11 @@ func referenceJSON(t testing.TB, v *Version, prefix string) []byte {
 	return data
 }
 
-// requireSameJSON checks OpenAPISchemaJSON against the reference, byte for
+// requireSameJSON checks OpenAPISchemaV2JSON against the reference, byte for
 // byte; it reports whether the fast path took the version.
 func requireSameJSON(t *testing.T, v *Version) bool {
 	t.Helper()
-	got, refs, ok := v.OpenAPISchemaJSON(v2RefPrefix)
+	got, refs, ok := v.OpenAPISchemaV2JSON(v2RefPrefix)
 	if !ok {
 		return false
 	}
@@ -71,7 +72,7 @@ func requireSameJSON(t *testing.T, v *Version) bool {
 	return true
 }
 
-func TestOpenAPISchemaJSONTestdata(t *testing.T) {
+func TestOpenAPISchemaV2JSONTestdata(t *testing.T) {
 	for _, tc := range []struct {
 		crd      *apiextensionsv1.CustomResourceDefinition
 		versions []string
@@ -98,7 +99,7 @@ func TestOpenAPISchemaJSONTestdata(t *testing.T) {
 	}
 }
 
-func TestOpenAPISchemaJSONProviderCRDs(t *testing.T) {
+func TestOpenAPISchemaV2JSONProviderCRDs(t *testing.T) {
 	for i, crd := range crdgen.ProviderCRDs(20, 1) {
 		DefaultCRD(crd)
 		for _, version := range crd.Spec.Versions {
@@ -110,7 +111,7 @@ func TestOpenAPISchemaJSONProviderCRDs(t *testing.T) {
 }
 
 // A version without a schema is a bare object on both paths.
-func TestOpenAPISchemaJSONWithoutSchema(t *testing.T) {
+func TestOpenAPISchemaV2JSONWithoutSchema(t *testing.T) {
 	crd := embeddingCRD()
 	crd.Spec.Versions[0].Schema = nil
 	if !requireSameJSON(t, compileVersion(t, crd, "v1")) {
@@ -138,7 +139,7 @@ func schemaCRD(schema *apiextensionsv1.JSONSchemaProps, selectable ...string) *a
 
 func raw(s string) *apiextensionsv1.JSON { return &apiextensionsv1.JSON{Raw: []byte(s)} }
 
-func TestOpenAPISchemaJSONEdgeCases(t *testing.T) {
+func TestOpenAPISchemaV2JSONEdgeCases(t *testing.T) {
 	str := apiextensionsv1.JSONSchemaProps{Type: "string"}
 	object := func(properties map[string]apiextensionsv1.JSONSchemaProps) *apiextensionsv1.JSONSchemaProps {
 		return &apiextensionsv1.JSONSchemaProps{Type: "object", Properties: properties}
@@ -157,16 +158,28 @@ func TestOpenAPISchemaJSONEdgeCases(t *testing.T) {
 			"list": {Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &embedded}},
 			"map":  {Type: "object", AdditionalProperties: &apiextensionsv1.JSONSchemaPropsOrBool{Allows: true, Schema: &embedded}},
 		}), fast: true},
-		"embedded root": {schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XEmbeddedResource: true, XPreserveUnknownFields: ptr.To(true)}, fast: true},
+		// v2 publishes a preserve-unknown-fields root as a bare object.
+		"embedded root": {schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XEmbeddedResource: true, XPreserveUnknownFields: ptr.To(true)}, fast: false},
 		"int-or-string": {schema: object(map[string]apiextensionsv1.JSONSchemaProps{
 			"bare":    {XIntOrString: true},
 			"pattern": {XIntOrString: true, AnyOf: []apiextensionsv1.JSONSchemaProps{{Type: "integer"}, {Type: "string"}}, Pattern: "^[0-9]+%?$"},
 			"typed":   {Type: "string", AnyOf: []apiextensionsv1.JSONSchemaProps{{Type: "integer"}, {Type: "string"}}},
 		}), fast: true},
-		"preserve unknown fields": {schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true),
-			Properties: map[string]apiextensionsv1.JSONSchemaProps{"any": {XPreserveUnknownFields: ptr.To(true)}}}, fast: true},
-		"nullable, defaults, examples, enums": {schema: object(map[string]apiextensionsv1.JSONSchemaProps{
-			"a": {Type: "string", Nullable: true, Default: raw(`"x<&>\u2028y"`), Enum: []apiextensionsv1.JSON{*raw(`"x<&>\u2028y"`), *raw(`null`), *raw(`"b"`)}},
+		"preserve unknown fields at the root": {schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true),
+			Properties: map[string]apiextensionsv1.JSONSchemaProps{"any": {XPreserveUnknownFields: ptr.To(true)}}}, fast: false},
+		"preserve unknown fields": {schema: object(map[string]apiextensionsv1.JSONSchemaProps{
+			"any":    {XPreserveUnknownFields: ptr.To(true)},
+			"object": {Type: "object", XPreserveUnknownFields: ptr.To(true), Properties: map[string]apiextensionsv1.JSONSchemaProps{"kept": {Type: "string"}}},
+			"list":   {Type: "array", XPreserveUnknownFields: ptr.To(true), Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{Type: "string"}}},
+			"embedded": {Type: "object", XEmbeddedResource: true, XPreserveUnknownFields: ptr.To(true),
+				Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object"}}},
+		}), fast: true},
+		// v2 strips nullable nodes and their parents' required: left to
+		// OpenAPISchemaV2.
+		"nullable": {schema: object(map[string]apiextensionsv1.JSONSchemaProps{
+			"a": {Type: "string", Nullable: true}}), fast: false},
+		"defaults, examples, enums": {schema: object(map[string]apiextensionsv1.JSONSchemaProps{
+			"a": {Type: "string", Default: raw(`"x<&>\u2028y"`), Enum: []apiextensionsv1.JSON{*raw(`"x<&>\u2028y"`), *raw(`null`), *raw(`"b"`)}},
 			"b": {Type: "number", Default: raw(`1.0`), Example: raw(`1e21`), Minimum: ptr.To(-0.000000125), Maximum: ptr.To(1e300), MultipleOf: ptr.To(0.5)},
 			"c": {Type: "integer", Default: raw(`12345678901234567890`), Example: raw(`0`), ExclusiveMinimum: true, Minimum: ptr.To(0.0)},
 			"d": {Type: "object", Default: raw(`{"z":[1,2.5,{"y":null,"x":true}],"a":"\u0001"}`), Example: raw(`{}`), XPreserveUnknownFields: ptr.To(true)},
@@ -213,7 +226,7 @@ func TestOpenAPISchemaJSONEdgeCases(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			v := compileVersion(t, schemaCRD(tc.schema, tc.selectable...), "v1")
 			if tc.schema.Properties["x"].Description == "bad \xff" {
-				if _, _, ok := v.OpenAPISchemaJSON(v2RefPrefix); ok {
+				if _, _, ok := v.OpenAPISchemaV2JSON(v2RefPrefix); ok {
 					t.Fatal("invalid UTF-8 on the fast path")
 				}
 				return
@@ -227,7 +240,7 @@ func TestOpenAPISchemaJSONEdgeCases(t *testing.T) {
 
 // Random schemas over every field the writer handles, and some it leaves to
 // OpenAPISchema: whatever it takes must come out byte for byte the same.
-func TestOpenAPISchemaJSONRandom(t *testing.T) {
+func TestOpenAPISchemaV2JSONRandom(t *testing.T) {
 	fast := 0
 	const n = 3000
 	for seed := range uint64(n) {

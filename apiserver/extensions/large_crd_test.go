@@ -2,6 +2,7 @@ package extensions_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 
 	"github.com/devplane/devplane/apiserver/internal/testsupport"
 )
@@ -55,6 +57,7 @@ func TestLargeCRDWithKubectl(t *testing.T) {
 	// Server-side apply keeps no annotation.
 	d.mustKubectl(t, "", "apply", "--server-side", "-f", largeCRDPath)
 	d.mustKubectl(t, "", "wait", "--for", "condition=established", "--timeout=30s", "crd/"+largeCRDName)
+	requireV2ReadersAccept(t, d, "io.example.telemetry.v1.Collector")
 	if got := d.mustKubectl(t, "", "get", "crd", largeCRDName, "-o", "jsonpath={.metadata.annotations}"); strings.Contains(got, "last-applied") {
 		t.Errorf("server-side apply left a last-applied annotation")
 	}
@@ -121,4 +124,40 @@ func trimOutput(s string) string {
 		return s[:1000] + "\n...\n" + s[len(s)-1000:]
 	}
 	return s
+}
+
+// requireV2ReadersAccept: /openapi/v2 in protobuf, as client-go's discovery
+// (helm, older kubectl) fetches and parses it, holds model, and the JSON
+// form has no anyOf in it. Int-or-string fields' anyOf once made gnostic
+// refuse the whole document (503).
+func requireV2ReadersAccept(t *testing.T, d *devplane, model string) {
+	t.Helper()
+	dc, err := discovery.NewDiscoveryClientForConfig(d.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := dc.OpenAPISchema()
+	if err != nil {
+		t.Fatalf("/openapi/v2 in protobuf: %v", err)
+	}
+	found := false
+	for _, named := range v2.GetDefinitions().GetAdditionalProperties() {
+		found = found || named.GetName() == model
+	}
+	if !found {
+		t.Errorf("/openapi/v2 in protobuf has no %s", model)
+	}
+	data, err := dc.RESTClient().Get().AbsPath("/openapi/v2").SetHeader("Accept", "application/json").DoRaw(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Definitions map[string]json.RawMessage `json:"definitions"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if definition, ok := doc.Definitions[model]; !ok || strings.Contains(string(definition), `"anyOf"`) {
+		t.Errorf("/openapi/v2 JSON: %s missing or with an anyOf", model)
+	}
 }

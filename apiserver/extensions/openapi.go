@@ -46,7 +46,14 @@ func (e *Extensions) OpenAPI() ([]openapi.Resource, openapi.SuppliedDefinitions)
 				}
 				return s
 			},
-			V2JSON: func() ([]byte, []string, bool) { return v.OpenAPISchemaJSON(v2RefPrefix) },
+			V2: func() *spec.Schema {
+				s, err := v.OpenAPISchemaV2()
+				if err != nil {
+					return nil
+				}
+				return s
+			},
+			V2JSON: func() ([]byte, []string, bool) { return v.OpenAPISchemaV2JSON(v2RefPrefix) },
 		}
 		listModel := strings.TrimSuffix(model, res.Kind) + res.ListKind
 		group, version, listKind := res.GVR.Group, res.GVR.Version, res.ListKind

@@ -397,7 +397,11 @@ func (r *definitionResolver) lookup(name string) (*spec.Schema, []string) {
 
 // convert builds a supplied definition in the resolver's flavor.
 func (r *definitionResolver) convert(name string) *spec.Schema {
-	supplied := r.extra[name].Schema()
+	build := r.extra[name].Schema
+	if r.refPrefix == v2RefPrefix && r.extra[name].V2 != nil {
+		build = r.extra[name].V2
+	}
+	supplied := build()
 	if supplied == nil {
 		return nil
 	}

@@ -57,8 +57,12 @@ type SuppliedDefinitions map[string]SuppliedDefinition
 type SuppliedDefinition struct {
 	// Schema builds it; it may return nil when it cannot be built.
 	Schema func() *spec.Schema
+	// V2, optional, builds it as /openapi/v2 publishes it when that
+	// differs from Schema (a CRD's: kube strips what OpenAPI v2 cannot
+	// say, such as int-or-string's anyOf, which v2 readers reject).
+	V2 func() *spec.Schema
 	// V2JSON, optional, writes it as /openapi/v2 publishes it: exactly
-	// what spec.Schema.MarshalJSON makes of Schema() with its local refs
+	// what spec.Schema.MarshalJSON makes of V2() (or Schema()) with its local refs
 	// under #/definitions/, and the definitions those refs name. With
 	// hundreds of large CRDs, building and marshalling spec.Schemas was
 	// most of the first /openapi/v2 request. ok false: Schema is used.

@@ -22,7 +22,7 @@ import (
 
 // crdState serves the CRDs' versions as the extensions server does
 // (extensions.(*Extensions).OpenAPI): each kind's schema from
-// OpenAPISchema and, when asJSON, also from OpenAPISchemaJSON.
+// OpenAPISchema and, when asJSON, also from OpenAPISchemaV2JSON.
 func crdState(t testing.TB, crds []*apiextensionsv1.CustomResourceDefinition, asJSON bool) ([]Resource, SuppliedDefinitions) {
 	t.Helper()
 	var resources []Resource
@@ -40,10 +40,16 @@ func crdState(t testing.TB, crds []*apiextensionsv1.CustomResourceDefinition, as
 					return nil
 				}
 				return s
+			}, V2: func() *spec.Schema {
+				s, err := v.OpenAPISchemaV2()
+				if err != nil {
+					return nil
+				}
+				return s
 			}}
 			if asJSON {
-				extra[model] = SuppliedDefinition{Schema: extra[model].Schema,
-					V2JSON: func() ([]byte, []string, bool) { return v.OpenAPISchemaJSON(v2RefPrefix) }}
+				extra[model] = SuppliedDefinition{Schema: extra[model].Schema, V2: extra[model].V2,
+					V2JSON: func() ([]byte, []string, bool) { return v.OpenAPISchemaV2JSON(v2RefPrefix) }}
 			}
 			listModel := strings.TrimSuffix(model, v.GVK.Kind) + v.ListKind
 			extra[listModel] = SuppliedDefinition{Schema: func() *spec.Schema {
