@@ -167,7 +167,12 @@ type v2Member func(section int, member []byte) (*openapi_v2.Document, error)
 
 // protoMembers encodes each member of the (encoded) fragment with convert.
 func (f *v2Fragment) protoMembers(convert v2Member) ([]byte, [2][]span, error) {
-	var out []byte
+	// Encoded in a reused buffer and copied once at the end: growing one
+	// buffer per fragment made as much garbage as the conversion itself.
+	scratch := protoScratch.Get().(*[]byte)
+	defer protoScratch.Put(scratch)
+	out := (*scratch)[:0]
+	defer func() { *scratch = out[:0] }()
 	var spans [2][]span
 	for section := range f.sections {
 		members := f.sections[section].json
@@ -184,8 +189,10 @@ func (f *v2Fragment) protoMembers(convert v2Member) ([]byte, [2][]span, error) {
 			spans[section][i] = span{start, len(out)}
 		}
 	}
-	return slices.Clip(out), spans, nil
+	return bytes.Clone(out), spans, nil
 }
+
+var protoScratch = sync.Pool{New: func() any { return new([]byte) }}
 
 // gnosticV2Member converts a member through gnostic, on a small document
 // holding just that member.

@@ -175,19 +175,15 @@ func isYAMLInt(text string) bool {
 // returned as a view of data, not a copy: only for data never modified
 // and strings not kept past it.
 func (s *jsonScanner) stringView() (string, bool) {
-	start := s.at + 1
-	for i := start; i < len(s.data); i++ {
-		switch s.data[i] {
-		case '"':
-			s.at = i + 1
-			if i == start {
-				return "", true
-			}
-			return unsafe.String(&s.data[start], i-start), true
-		case '\\':
-			value, err := s.string()
-			return value, err == nil
-		}
+	rest := s.data[s.at+1:]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 {
+		return "", false
 	}
-	return "", false
+	if bytes.IndexByte(rest[:end], '\\') >= 0 {
+		value, err := s.string()
+		return value, err == nil
+	}
+	s.at += end + 2
+	return unsafe.String(unsafe.SliceData(rest), end), true
 }

@@ -7,9 +7,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/gnostic-models/compiler"
 	openapi_v2 "github.com/google/gnostic-models/openapiv2"
@@ -411,4 +414,68 @@ func TestYAMLWriterMatchesYAMLv3Random(t *testing.T) {
 	if written < 10000 {
 		t.Errorf("the writer took only %d of 20000 values", written)
 	}
+}
+
+// BenchmarkV2ProtobufConversion converts the fragments of 300 large custom
+// resources (the generated collectors CRD under 300 groups) to protobuf,
+// one after the other: gnostic as before, and the transcoder.
+//
+//	go test ./apiserver/openapi -run '^$' -bench V2ProtobufConversion -count 6
+func BenchmarkV2ProtobufConversion(b *testing.B) {
+	crd := readTestCRD(b, "../../testdata/crds/collectors.yaml")
+	v, err := crdschema.Compile(crd, crd.Spec.Versions[0].Name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var resources []Resource
+	extra := SuppliedDefinitions{}
+	for i := range 300 {
+		copied := crd.DeepCopy()
+		copied.Spec.Group = fmt.Sprintf("g%d.example.io", i)
+		r, own := crdResource(b, v, copied, crd.Spec.Versions[0].Name, true)
+		r.DefinitionName = fmt.Sprintf("io.example.g%d.v1.%s", i, r.Kind)
+		for name, supply := range own {
+			extra[strings.Replace(name, "io.example.telemetry.", fmt.Sprintf("io.example.g%d.", i), 1)] = supply
+		}
+		resources = append(resources, r)
+	}
+	s := NewService("v1.37.0")
+	s.Update(resources, extra)
+	fragments := v2Fragments(b, s)
+	var size int64
+	for _, f := range fragments {
+		size += int64(len(f.json))
+	}
+	for _, bc := range []struct {
+		name    string
+		convert func(f *v2Fragment) ([]byte, [2][]span, error)
+	}{
+		{"gnostic", referenceV2Protobuf},
+		{"transcoder", func(f *v2Fragment) ([]byte, [2][]span, error) { return f.protoMembers(transcodeV2Member) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(size)
+			runtime.GC()
+			cpu := processCPU(b)
+			for b.Loop() {
+				for _, f := range fragments {
+					if _, _, err := bc.convert(f); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			// CPU of the whole process (garbage collection included), less
+			// noisy than wall time on a shared machine.
+			b.ReportMetric(float64((processCPU(b)-cpu).Milliseconds())/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(len(fragments)), "fragments")
+		})
+	}
+}
+
+func processCPU(b *testing.B) time.Duration {
+	var usage syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(usage.Utime.Nano() + usage.Stime.Nano())
 }
