@@ -159,53 +159,74 @@ func appendMembers[V any](buf *bytes.Buffer, values map[string]V) (v2Section, er
 	return section, nil
 }
 
-// protobuf encodes each member as a one-member openapi_v2.Document, through
-// the conversion kube-openapi's handler uses (gnostic's ParseDocument), on
-// a small document holding just this fragment.
+// protobuf encodes each member as a one-member openapi_v2.Document, as
+// gnostic's conversion (what kube-openapi's handler uses) makes it, but
+// transcoded straight from the member's JSON (see v2transcode.go).
 func (f *v2Fragment) protobuf() error {
 	f.protoOnce.Do(func() {
 		if f.protoErr = f.encode(); f.protoErr != nil {
 			return
 		}
-		var mini bytes.Buffer
-		mini.WriteString(`{"swagger":"2.0","info":{"title":"","version":""},"paths":{`)
-		f.writeJSON(&mini, pathsSection, 0, len(f.sections[pathsSection].names))
-		mini.WriteString(`},"definitions":{`)
-		f.writeJSON(&mini, definitionsSection, 0, len(f.sections[definitionsSection].names))
-		mini.WriteString(`}}`)
-		doc, err := parseV2Document(mini.Bytes())
-		if err != nil {
-			f.protoErr = err
-			return
-		}
-		var out []byte
-		paths := doc.GetPaths().GetPath()
-		definitions := doc.GetDefinitions().GetAdditionalProperties()
-		if len(paths) != len(f.sections[pathsSection].names) || len(definitions) != len(f.sections[definitionsSection].names) {
-			f.protoErr = errors.New("openapi v2: protobuf conversion changed the number of members")
-			return
-		}
-		spans := [2][]span{make([]span, len(paths)), make([]span, len(definitions))}
-		for i, item := range paths {
-			start := len(out)
-			if out, err = marshalAppend(out, &openapi_v2.Document{Paths: &openapi_v2.Paths{Path: []*openapi_v2.NamedPathItem{item}}}); err != nil {
-				f.protoErr = err
-				return
-			}
-			spans[pathsSection][i] = span{start, len(out)}
-		}
-		for i, schema := range definitions {
-			start := len(out)
-			if out, err = marshalAppend(out, &openapi_v2.Document{Definitions: &openapi_v2.Definitions{AdditionalProperties: []*openapi_v2.NamedSchema{schema}}}); err != nil {
-				f.protoErr = err
-				return
-			}
-			spans[definitionsSection][i] = span{start, len(out)}
-		}
-		f.proto = slices.Clip(out)
+		var spans [2][]span
+		f.proto, spans, f.protoErr = f.protoMembers(transcodeV2Member)
 		f.sections[pathsSection].proto, f.sections[definitionsSection].proto = spans[pathsSection], spans[definitionsSection]
 	})
 	return f.protoErr
+}
+
+// v2Member converts one member ("name":value) of a section to the
+// one-member Document it is encoded as.
+type v2Member func(section int, member []byte) (*openapi_v2.Document, error)
+
+// protoMembers encodes each member of the (encoded) fragment with convert.
+func (f *v2Fragment) protoMembers(convert v2Member) ([]byte, [2][]span, error) {
+	// Encoded in a reused buffer and copied once at the end: growing one
+	// buffer per fragment made as much garbage as the conversion itself.
+	scratch := protoScratch.Get().(*[]byte)
+	defer protoScratch.Put(scratch)
+	out := (*scratch)[:0]
+	defer func() { *scratch = out[:0] }()
+	var spans [2][]span
+	for section := range f.sections {
+		members := f.sections[section].json
+		spans[section] = make([]span, len(members))
+		for i, member := range members {
+			doc, err := convert(section, f.json[member.start:member.end])
+			if err != nil {
+				return nil, spans, err
+			}
+			start := len(out)
+			if out, err = marshalAppend(out, doc); err != nil {
+				return nil, spans, err
+			}
+			spans[section][i] = span{start, len(out)}
+		}
+	}
+	return bytes.Clone(out), spans, nil
+}
+
+var protoScratch = sync.Pool{New: func() any { return new([]byte) }}
+
+// gnosticV2Member converts a member through gnostic, on a small document
+// holding just that member.
+func gnosticV2Member(section int, member []byte) (*openapi_v2.Document, error) {
+	mini := []byte(`{"swagger":"2.0","info":{"title":"","version":""},"paths":{`)
+	if section == definitionsSection {
+		mini = append(mini, `},"definitions":{`...)
+	}
+	mini = append(append(mini, member...), `}}`...)
+	doc, err := parseV2Document(mini)
+	if err != nil {
+		return nil, err
+	}
+	paths, definitions := doc.GetPaths().GetPath(), doc.GetDefinitions().GetAdditionalProperties()
+	if section == pathsSection && (len(paths) != 1 || len(definitions) != 0) || section == definitionsSection && (len(paths) != 0 || len(definitions) != 1) {
+		return nil, errors.New("openapi v2: protobuf conversion changed the number of members")
+	}
+	if section == pathsSection {
+		return &openapi_v2.Document{Paths: &openapi_v2.Paths{Path: paths}}, nil
+	}
+	return &openapi_v2.Document{Definitions: &openapi_v2.Definitions{AdditionalProperties: definitions}}, nil
 }
 
 func marshalAppend(out []byte, m proto.Message) ([]byte, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"unsafe"
 
 	"github.com/google/gnostic-models/compiler"
 	openapi_v2 "github.com/google/gnostic-models/openapiv2"
@@ -145,16 +146,44 @@ func (s *jsonScanner) string() (string, error) {
 }
 
 func (s *jsonScanner) number() *yaml.Node {
+	text := string(s.numberToken())
+	tag := "!!float"
+	if isYAMLInt(text) {
+		tag = "!!int"
+	}
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: text}
+}
+
+func (s *jsonScanner) numberToken() []byte {
 	start := s.at
 	for s.at < len(s.data) && bytes.IndexByte([]byte("+-0123456789.eE"), s.data[s.at]) >= 0 {
 		s.at++
 	}
-	text := string(s.data[start:s.at])
-	tag := "!!float"
+	return s.data[start:s.at]
+}
+
+// isYAMLInt: yaml resolves a number to !!int when it fits 64 bits.
+func isYAMLInt(text string) bool {
 	if _, err := strconv.ParseInt(text, 10, 64); err == nil {
-		tag = "!!int"
-	} else if _, err := strconv.ParseUint(text, 10, 64); err == nil {
-		tag = "!!int"
+		return true
 	}
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: text}
+	_, err := strconv.ParseUint(text, 10, 64)
+	return err == nil
+}
+
+// stringView reads a JSON string like string, but one without escapes is
+// returned as a view of data, not a copy: only for data never modified
+// and strings not kept past it.
+func (s *jsonScanner) stringView() (string, bool) {
+	rest := s.data[s.at+1:]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 {
+		return "", false
+	}
+	if bytes.IndexByte(rest[:end], '\\') >= 0 {
+		value, err := s.string()
+		return value, err == nil
+	}
+	s.at += end + 2
+	return unsafe.String(unsafe.SliceData(rest), end), true
 }
