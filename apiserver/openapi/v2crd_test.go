@@ -74,7 +74,7 @@ func crdState(t testing.TB, crds []*apiextensionsv1.CustomResourceDefinition, as
 
 func readTestCRD(t testing.TB, path string) *apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	data, err := os.ReadFile(filepath.FromSlash(path))
 	if err != nil {
 		t.Fatal(err)
 	}
