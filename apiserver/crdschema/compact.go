@@ -32,6 +32,10 @@ type interner struct {
 	ids   map[string]int
 	maps  map[int]map[string]apiextensionsv1.JSONSchemaProps
 	nodes map[int]*apiextensionsv1.JSONSchemaProps
+	// scratch holds a key buffer per depth of node: a node's children
+	// are done with theirs before it writes its own.
+	scratch [][]byte
+	depth   int
 }
 
 func (in *interner) id(key []byte) int {
@@ -74,7 +78,7 @@ func (in *interner) schemaMap(m map[string]apiextensionsv1.JSONSchemaProps) (map
 		ids[i] = in.node(&value)
 		m[name] = value
 	}
-	key := []byte("map")
+	key := append(in.buffer(), "map"...)
 	for i, name := range names {
 		key = appendString(key, name)
 		key = binary.AppendUvarint(key, uint64(ids[i]))
@@ -83,14 +87,16 @@ func (in *interner) schemaMap(m map[string]apiextensionsv1.JSONSchemaProps) (map
 	if shared, ok := in.maps[id]; ok {
 		return shared, id
 	}
-	// Kept in a new map: the decoded one sits among the decoder's garbage,
-	// and the kept maps would hold its spans mostly empty after collection.
-	kept := make(map[string]apiextensionsv1.JSONSchemaProps, len(m))
-	for name, value := range m {
-		kept[name] = value
+	in.maps[id] = m
+	return m, id
+}
+
+// buffer is the scratch key buffer of the current depth, empty.
+func (in *interner) buffer() []byte {
+	for len(in.scratch) <= in.depth {
+		in.scratch = append(in.scratch, make([]byte, 0, 256))
 	}
-	in.maps[id] = kept
-	return kept, id
+	return in.scratch[in.depth][:0]
 }
 
 func (in *interner) slice(s []apiextensionsv1.JSONSchemaProps, key []byte) []byte {
@@ -125,7 +131,9 @@ func (in *interner) node(s *apiextensionsv1.JSONSchemaProps) int {
 	s.Definitions = defs
 	s.Not, not = in.pointer(s.Not)
 
-	key := make([]byte, 0, 128)
+	key := in.buffer()
+	in.depth++ // children met while writing the key use the next buffer
+	defer func() { in.depth-- }()
 	key = appendString(key, s.ID)
 	key = appendString(key, string(s.Schema))
 	key = appendStringPtr(key, s.Ref)
@@ -222,6 +230,7 @@ func (in *interner) node(s *apiextensionsv1.JSONSchemaProps) int {
 			key = appendBoolPtr(key, rule.OptionalOldSelf)
 		}
 	}
+	in.scratch[in.depth-1] = key // keeps what it grew to
 	return in.id(key)
 }
 
