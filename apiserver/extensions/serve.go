@@ -3,7 +3,9 @@ package extensions
 import (
 	"context"
 	"fmt"
+	goruntime "runtime"
 	"strings"
+	"sync"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -225,13 +227,31 @@ func (s *versionStorage) toServed(ctx context.Context, objs []*unstructured.Unst
 	if err != nil {
 		return nil, conversionError(err)
 	}
-	for i, o := range out {
-		c := o.DeepCopy()
+	serve := func(i int) {
+		c := out[i].DeepCopy()
 		_ = s.v.PruneStored(c)
 		s.v.Default(c)
 		c.SetGroupVersionKind(s.gvk)
 		out[i] = c
 	}
+	// A first list after a restart serves every object once (the memo
+	// keeps the results): on every core when there are many.
+	workers := min(goruntime.GOMAXPROCS(0), len(out)/64)
+	if workers < 2 {
+		for i := range out {
+			serve(i)
+		}
+		return out, nil
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(out); i += workers {
+				serve(i)
+			}
+		})
+	}
+	wg.Wait()
 	return out, nil
 }
 
