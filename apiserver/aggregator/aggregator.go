@@ -38,7 +38,13 @@ type Deps struct {
 	// group/versions they serve become local APIServices, and the core one
 	// serves the Services, Endpoints, EndpointSlices and ConfigMaps used here.
 	Registries []*registry.Registry
-	Logger     *slog.Logger
+	// Dynamic, one of Registries, serves what CRDs define: its
+	// group/versions' APIServices are automanaged "true", not "onstart".
+	Dynamic *registry.Registry
+	// DynamicSynced, when set, returns once Dynamic serves what storage
+	// held at start (the extensions server's CRDs).
+	DynamicSynced func(ctx context.Context) error
+	Logger        *slog.Logger
 	// OpenAPI, when set, receives the remote APIServices' OpenAPI
 	// documents (see runOpenAPI).
 	OpenAPI OpenAPISink

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -506,4 +507,51 @@ func (e *env) aggregatedFreshness(t *testing.T) string {
 		}
 	}
 	return "missing"
+}
+
+// TestCRDAPIServicesKeptAcrossRestart: a restart serves the CRDs in storage
+// before it reconciles the local APIServices, so their APIServices stay as
+// they were (kube's autoregister waits for its CRD informer the same way)
+// instead of being deleted as stale and made again on every start.
+func TestCRDAPIServicesKeptAcrossRestart(t *testing.T) {
+	dir := t.TempDir()
+	cp, stop := testsupport.StartDevplane(t, controlplane.Options{Name: "t", DataDir: dir})
+	e := &env{cp: cp, dyn: dynamic.NewForConfigOrDie(cp.RESTConfig()), kubeconfig: testsupport.WriteKubeconfig(t, cp), cacheDir: t.TempDir()}
+	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+"metadata":{"name":"gizmos.restart.example.com"},
+"spec":{"group":"restart.example.com","scope":"Namespaced",
+ "names":{"plural":"gizmos","singular":"gizmo","kind":"Gizmo","listKind":"GizmoList"},
+ "versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
+	path := dir + "/crd.json"
+	if err := os.WriteFile(path, []byte(crd), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.kubectl(t, "create", "-f", path); err != nil {
+		t.Fatal(err)
+	}
+	const name = "v1.restart.example.com"
+	var before *apiregv1.APIService
+	testsupport.Eventually(t, 20*time.Second, "the CRD group's APIService", func() (bool, string) {
+		s, err := e.apiService(t, name)
+		if err != nil {
+			return false, err.Error()
+		}
+		before = s
+		return true, ""
+	})
+	stop()
+
+	cp2, _ := testsupport.StartDevplane(t, controlplane.Options{Name: "t", DataDir: dir})
+	e2 := &env{cp: cp2, dyn: dynamic.NewForConfigOrDie(cp2.RESTConfig())}
+	after, err := e2.apiService(t, name)
+	if err != nil {
+		t.Fatalf("after the restart: %v", err)
+	}
+	if after.UID != before.UID || after.ResourceVersion != before.ResourceVersion {
+		t.Errorf("APIService %s rewritten by the restart: uid %s → %s, resourceVersion %s → %s",
+			name, before.UID, after.UID, before.ResourceVersion, after.ResourceVersion)
+	}
+	if got := after.Labels[aggregator.AutoManagedLabel]; got != "true" {
+		t.Errorf("APIService %s automanaged=%q, want \"true\" (a CRD's)", name, got)
+	}
 }

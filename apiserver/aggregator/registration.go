@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+
+	"github.com/devplane/devplane/apiserver/registry"
 )
 
 // AutoManagedLabel marks APIServices the aggregator owns, as kube's
@@ -57,8 +59,24 @@ func priorityOf(gv schema.GroupVersion) priority {
 
 // servedGroupVersions is every group/version devplane serves itself.
 func (a *Aggregator) servedGroupVersions() map[schema.GroupVersion]bool {
-	out := map[schema.GroupVersion]bool{}
+	return groupVersionsOf(a.localRegistries())
+}
+
+// builtinGroupVersions is what devplane serves of itself, not from CRDs:
+// their APIServices are "onstart" ones.
+func (a *Aggregator) builtinGroupVersions() map[schema.GroupVersion]bool {
+	var static []*registry.Registry
 	for _, r := range a.localRegistries() {
+		if r != a.deps.Dynamic {
+			static = append(static, r)
+		}
+	}
+	return groupVersionsOf(static)
+}
+
+func groupVersionsOf(registries []*registry.Registry) map[schema.GroupVersion]bool {
+	out := map[schema.GroupVersion]bool{}
+	for _, r := range registries {
 		for _, res := range r.Resources() {
 			out[res.GVR.GroupVersion()] = true
 		}
@@ -74,7 +92,14 @@ func (a *Aggregator) runRegistration(ctx context.Context) error {
 	if err := a.waitSynced(ctx); err != nil {
 		return err
 	}
-	onStart := a.servedGroupVersions()
+	onStart := a.builtinGroupVersions()
+	if a.deps.DynamicSynced != nil {
+		// The CRDs in storage first: until they are served, their
+		// APIServices would look stale, be deleted and made again.
+		if err := a.deps.DynamicSynced(ctx); err != nil {
+			return err
+		}
+	}
 	sctx := systemContext(ctx)
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"context"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/devplane/devplane/apiserver/aggregator"
@@ -16,8 +17,15 @@ func (cp *ControlPlane) installAggregator() error {
 		Client:     cp.Etcd.Client(),
 		Certs:      cp.Certs,
 		Registries: cp.localRegistries(),
-		Logger:     cp.logger.With("component", "aggregator"),
-		OpenAPI:    cp.openAPI,
+		Dynamic:    cp.extState().reg,
+		DynamicSynced: func(ctx context.Context) error {
+			if api := cp.ExtensionsAPI(); api != nil {
+				return api.WaitSynced(ctx)
+			}
+			return nil
+		},
+		Logger:  cp.logger.With("component", "aggregator"),
+		OpenAPI: cp.openAPI,
 	})
 	if err == nil {
 		cp.aggregatorRegistry.Store(agg.Registry())

@@ -316,15 +316,18 @@ func (e *Extensions) teardown(name string) {
 	crdschema.Forget(sc.uid)
 }
 
+// stopAll stops every cache at shutdown, once requests have drained. What
+// is served stays in the registry: taking it out would make the aggregator
+// delete the CRDs' APIServices as stale, for the next start to make again.
 func (e *Extensions) stopAll() {
 	e.mu.Lock()
-	var names []string
-	for name := range e.served {
-		names = append(names, name)
+	var served []*servedCRD
+	for _, sc := range e.served {
+		served = append(served, sc)
 	}
 	e.mu.Unlock()
-	for _, n := range names {
-		e.teardown(n)
+	for _, sc := range served {
+		sc.cacher.Stop()
 	}
 	e.crdCacher.Stop()
 }

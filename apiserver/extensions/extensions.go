@@ -175,6 +175,17 @@ func (e *Extensions) Synced() bool {
 	}
 }
 
+// WaitSynced returns once the CRDs that existed at start are served, or
+// with ctx's error.
+func (e *Extensions) WaitSynced(ctx context.Context) error {
+	select {
+	case <-e.synced:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // OnChange registers f to run after the served custom resources or their
 // schemas change (OpenAPI documents are rebuilt from OpenAPI()).
 func (e *Extensions) OnChange(f func()) {
