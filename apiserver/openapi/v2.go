@@ -106,12 +106,11 @@ func (f *v2Fragment) encode() error {
 			f.err = err
 			return
 		}
-		var out []byte
+		// Sized for the paths and the definitions given as JSON, the bulk
+		// of a custom resource's fragment, rather than doubling into it.
+		out := make([]byte, 0, parts.sizeHint())
 		out, f.sections[pathsSection], err = appendMembers(out, parts.pathNames(), parts.appendPath)
 		if err == nil {
-			// One allocation for the definitions given as JSON, the bulk of
-			// a custom resource's fragment, rather than doubling into it.
-			out = slices.Grow(out, parts.encodedSize())
 			out, f.sections[definitionsSection], err = appendMembers(out, parts.definitionNames(), parts.appendDefinition)
 		}
 		if cap(out)-len(out) > len(out)/8 {
@@ -175,9 +174,23 @@ func (p v2Parts) appendDefinition(out []byte, name string) ([]byte, error) {
 	return append(out, value...), err
 }
 
-// encodedSize is about what the definitions given as JSON take as members.
-func (p v2Parts) encodedSize() int {
+// sizeHint is about what the paths written from routes and the
+// definitions given as JSON take as members.
+func (p v2Parts) sizeHint() int {
 	n := 0
+	parameters := func(list []parameter) {
+		for _, param := range list {
+			n += len(param.description) + len(param.name) + 64
+		}
+	}
+	for name, rt := range p.routes {
+		n += len(name) + 16
+		parameters(rt.parameters)
+		for _, op := range rt.operations {
+			n += 600 + 2*len(op.description) + 128*len(op.responses)
+			parameters(op.parameters)
+		}
+	}
 	for name, data := range p.encoded {
 		n += len(name) + len(data) + 4
 	}
