@@ -408,6 +408,10 @@ func (w *schemaWriter) properties(s *apiextensionsv1.JSONSchemaProps, lvl level,
 		}
 	}
 	slices.Sort(names)
+	// Map values are not addressable: each property is copied into one
+	// variable, which stays on the stack (declared in the loop, with its
+	// address taken, it moved to the heap: one allocation per property).
+	var property apiextensionsv1.JSONSchemaProps
 	w.key("properties")
 	w.buf = append(w.buf, '{')
 	for i, name := range names {
@@ -418,8 +422,8 @@ func (w *schemaWriter) properties(s *apiextensionsv1.JSONSchemaProps, lvl level,
 			return false
 		}
 		w.buf = append(w.buf, ':')
-		property, own := s.Properties[name]
-		if own {
+		var own bool
+		if property, own = s.Properties[name]; own {
 			mark := len(w.buf)
 			if !w.node(&property, fieldLevel) {
 				return false

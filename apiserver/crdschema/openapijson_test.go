@@ -403,3 +403,22 @@ func (g *schemaGen) schema(depth int) *apiextensionsv1.JSONSchemaProps {
 	}
 	return s
 }
+
+func BenchmarkOpenAPISchemaJSONProviderCRDs(b *testing.B) {
+	var versions []*Version
+	for _, crd := range crdgen.ProviderCRDs(20, 1) {
+		DefaultCRD(crd)
+		for _, version := range crd.Spec.Versions {
+			versions = append(versions, compileVersion(b, crd, version.Name))
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, v := range versions {
+			if _, _, ok := v.OpenAPISchemaJSON(v2RefPrefix); !ok {
+				b.Fatal("not on the fast path")
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(versions)), "µs/version")
+}

@@ -62,6 +62,7 @@ type v2Section struct {
 // v2Parts is a fragment in object form, only while it is being encoded.
 type v2Parts struct {
 	paths       map[string]spec.PathItem
+	routes      map[string]route // paths written from their route (appendV2PathItem)
 	definitions map[string]*spec.Schema
 	encoded     map[string][]byte // definitions supplied as JSON (SuppliedDefinition.V2JSON)
 	refs        []string          // definitions referred to but left to the shared fragment
@@ -105,58 +106,118 @@ func (f *v2Fragment) encode() error {
 			f.err = err
 			return
 		}
-		var buf bytes.Buffer
-		if f.sections[pathsSection], err = appendMembers(&buf, parts.paths); err == nil {
-			f.sections[definitionsSection], err = appendMembers(&buf, parts.allDefinitions())
+		// Sized for the paths and the definitions given as JSON, the bulk
+		// of a custom resource's fragment, rather than doubling into it.
+		out := make([]byte, 0, parts.sizeHint())
+		out, f.sections[pathsSection], err = appendMembers(out, parts.pathNames(), parts.appendPath)
+		if err == nil {
+			out, f.sections[definitionsSection], err = appendMembers(out, parts.definitionNames(), parts.appendDefinition)
 		}
-		f.json, f.refs, f.supplied, f.err = bytes.Clone(buf.Bytes()), parts.refs, parts.supplied, err
+		if cap(out)-len(out) > len(out)/8 {
+			out = bytes.Clone(out)
+		}
+		f.json, f.refs, f.supplied, f.err = slices.Clip(out), parts.refs, parts.supplied, err
 		f.hash = sha256.Sum256(f.json)
 	})
 	return f.err
 }
 
-// allDefinitions merges the definitions given as JSON with the others.
-func (p v2Parts) allDefinitions() map[string]json.Marshaler {
-	all := make(map[string]json.Marshaler, len(p.definitions)+len(p.encoded))
-	for name, schema := range p.definitions {
-		all[name] = schema
+func (p v2Parts) pathNames() []string {
+	names := make([]string, 0, len(p.paths)+len(p.routes))
+	for name := range p.paths {
+		names = append(names, name)
+	}
+	for name := range p.routes {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// appendPath writes a path item, from its route when it has one.
+func (p v2Parts) appendPath(out []byte, name string) ([]byte, error) {
+	item, ok := p.paths[name]
+	if !ok {
+		rt := p.routes[name]
+		start := len(out)
+		if out, ok = appendV2PathItem(out, rt); ok {
+			return out, nil
+		}
+		out = out[:start]
+		item = v2Paths([]route{rt})[name]
+	}
+	value, err := item.MarshalJSON()
+	return append(out, value...), err
+}
+
+func (p v2Parts) definitionNames() []string {
+	names := make([]string, 0, len(p.definitions)+len(p.encoded))
+	for name := range p.definitions {
+		names = append(names, name)
+	}
+	for name := range p.encoded {
+		if _, ok := p.definitions[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// appendDefinition writes a definition; one given as JSON wins over a
+// spec.Schema of the same name.
+func (p v2Parts) appendDefinition(out []byte, name string) ([]byte, error) {
+	if data, ok := p.encoded[name]; ok {
+		return append(out, data...), nil
+	}
+	value, err := p.definitions[name].MarshalJSON()
+	return append(out, value...), err
+}
+
+// sizeHint is about what the paths written from routes and the
+// definitions given as JSON take as members.
+func (p v2Parts) sizeHint() int {
+	n := 0
+	parameters := func(list []parameter) {
+		for _, param := range list {
+			n += len(param.description) + len(param.name) + 64
+		}
+	}
+	for name, rt := range p.routes {
+		n += len(name) + 16
+		parameters(rt.parameters)
+		for _, op := range rt.operations {
+			n += 600 + 2*len(op.description) + 128*len(op.responses)
+			parameters(op.parameters)
+		}
 	}
 	for name, data := range p.encoded {
-		all[name] = json.RawMessage(data)
+		n += len(name) + len(data) + 4
 	}
-	return all
+	return n
 }
 
 // appendMembers writes each value as a JSON object member followed by a
-// comma, in name order, and returns where each member is.
-func appendMembers[V any](buf *bytes.Buffer, values map[string]V) (v2Section, error) {
-	section := v2Section{names: sortedKeys(values)}
-	section.json = make([]span, 0, len(values))
-	for _, name := range section.names {
-		start := buf.Len()
-		key, err := json.Marshal(name)
-		if err != nil {
-			return section, err
+// comma, in the order of names, and returns where each member is. The
+// values are the spec types' own (compact) encoding, as spec.Swagger's
+// MarshalJSON writes its members, without encoding/json compacting them
+// again.
+func appendMembers(out []byte, names []string, value func(out []byte, name string) ([]byte, error)) ([]byte, v2Section, error) {
+	section := v2Section{names: names, json: make([]span, 0, len(names))}
+	for _, name := range names {
+		start := len(out)
+		var err error
+		if out, err = appendJSONString(out, name); err != nil {
+			return out, section, err
 		}
-		buf.Write(key)
-		buf.WriteByte(':')
-		// The spec types' own (compact) encoding, as spec.Swagger's
-		// MarshalJSON writes its members, without encoding/json
-		// compacting it again.
-		var value []byte
-		if marshaler, ok := any(values[name]).(json.Marshaler); ok {
-			value, err = marshaler.MarshalJSON()
-		} else {
-			value, err = json.Marshal(values[name])
+		out = append(out, ':')
+		if out, err = value(out, name); err != nil {
+			return out, section, fmt.Errorf("encoding %s: %w", name, err)
 		}
-		if err != nil {
-			return section, fmt.Errorf("encoding %s: %w", name, err)
-		}
-		buf.Write(value)
-		section.json = append(section.json, span{start, buf.Len()})
-		buf.WriteByte(',')
+		section.json = append(section.json, span{start, len(out)})
+		out = append(out, ',')
 	}
-	return section, nil
+	return out, section, nil
 }
 
 // protobuf encodes each member as a one-member openapi_v2.Document, as
@@ -319,7 +380,8 @@ func ownDefinitions(r Resource, extra SuppliedDefinitions) SuppliedDefinitions {
 func localV2Parts(resources []Resource, own SuppliedDefinitions) v2Parts {
 	resolver := newDefinitionResolver(v2RefPrefix, own)
 	routes := routesForAll(resolveResources(resources, resolver))
-	parts := v2Parts{paths: v2Paths(routes), definitions: map[string]*spec.Schema{}, encoded: map[string][]byte{}}
+	parts := v2Parts{definitions: map[string]*spec.Schema{}, encoded: map[string][]byte{}}
+	parts.routes, parts.paths = routesByPath(routes)
 	// The closure of what the routes reference, as closure() walks it,
 	// with supplied definitions taken as JSON when they come that way.
 	pending := referencedByRoutes(routes)
@@ -401,6 +463,25 @@ func externalV2Fragment(key string, doc *spec.Swagger) *v2Fragment {
 	})
 	f.source = doc
 	return f
+}
+
+// routesByPath maps each path that has one route to it; the paths of
+// several routes, merged as v2Paths does, are built as spec.PathItems.
+func routesByPath(routes []route) (map[string]route, map[string]spec.PathItem) {
+	count := make(map[string]int, len(routes))
+	for _, rt := range routes {
+		count[rt.path]++
+	}
+	single := make(map[string]route, len(routes))
+	var merged []route
+	for _, rt := range routes {
+		if count[rt.path] == 1 {
+			single[rt.path] = rt
+		} else {
+			merged = append(merged, rt)
+		}
+	}
+	return single, v2Paths(merged)
 }
 
 func v2Paths(routes []route) map[string]spec.PathItem {
