@@ -404,7 +404,7 @@ func (g *schemaGen) schema(depth int) *apiextensionsv1.JSONSchemaProps {
 	return s
 }
 
-func BenchmarkOpenAPISchemaJSONProviderCRDs(b *testing.B) {
+func BenchmarkOpenAPISchemaV2JSONProviderCRDs(b *testing.B) {
 	var versions []*Version
 	for _, crd := range crdgen.ProviderCRDs(20, 1) {
 		DefaultCRD(crd)
@@ -415,7 +415,7 @@ func BenchmarkOpenAPISchemaJSONProviderCRDs(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, v := range versions {
-			if _, _, ok := v.OpenAPISchemaJSON(v2RefPrefix); !ok {
+			if _, _, ok := v.OpenAPISchemaV2JSON(v2RefPrefix); !ok {
 				b.Fatal("not on the fast path")
 			}
 		}
