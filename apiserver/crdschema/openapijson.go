@@ -31,15 +31,21 @@ import (
 // non-structural schemas, invalid UTF-8...): callers then use
 // OpenAPISchemaV2, which handles everything.
 func (v *Version) OpenAPISchemaV2JSON(refPrefix string) (data []byte, refs []string, ok bool) {
+	return v.AppendOpenAPISchemaV2JSON(nil, refPrefix)
+}
+
+// AppendOpenAPISchemaV2JSON is OpenAPISchemaV2JSON appended to dst (on
+// false, dst may hold part of it).
+func (v *Version) AppendOpenAPISchemaV2JSON(dst []byte, refPrefix string) (data []byte, refs []string, ok bool) {
 	native, err := nativePropertiesJSON(refPrefix)
 	if err != nil {
-		return nil, nil, false
+		return dst, nil, false
 	}
 	validation, err := apiextensionshelpers.GetSchemaForVersion(v.crd, v.name)
 	if err != nil {
-		return nil, nil, false
+		return dst, nil, false
 	}
-	w := &schemaWriter{native: native}
+	w := &schemaWriter{native: native, buf: dst}
 	if validation == nil || validation.OpenAPIV3Schema == nil {
 		// No schema: a bare object, as OpenAPISchema publishes it.
 		w.buf = append(w.buf, `{"type":"object"`...)
@@ -47,10 +53,9 @@ func (v *Version) OpenAPISchemaV2JSON(refPrefix string) (data []byte, refs []str
 		w.buf = append(w.buf, '}')
 		return w.buf, nil, true
 	}
-	w.buf = make([]byte, 0, 64<<10)
 	w.version = v
 	if !w.node(validation.OpenAPIV3Schema, rootLevel) {
-		return nil, nil, false
+		return w.buf, nil, false
 	}
 	return w.buf, native.refs, true
 }

@@ -422,3 +422,16 @@ func BenchmarkOpenAPISchemaV2JSONProviderCRDs(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(versions)), "µs/version")
 }
+
+// AppendOpenAPISchemaV2JSON appends: what dst held stays in front.
+func TestAppendOpenAPISchemaV2JSONAppends(t *testing.T) {
+	v := compileVersion(t, loadCRD(t, "crontabs.yaml"), "v1")
+	want, _, ok := v.OpenAPISchemaV2JSON(v2RefPrefix)
+	if !ok {
+		t.Fatal("crontabs v1 not on the fast path")
+	}
+	got, _, ok := v.AppendOpenAPISchemaV2JSON([]byte("prefix:"), v2RefPrefix)
+	if !ok || string(got) != "prefix:"+string(want) {
+		t.Fatalf("appended %.80q…, want prefix:%.80q…", got, want)
+	}
+}

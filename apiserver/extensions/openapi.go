@@ -53,13 +53,16 @@ func (e *Extensions) OpenAPI() ([]openapi.Resource, openapi.SuppliedDefinitions)
 				}
 				return s
 			},
-			V2JSON: func() ([]byte, []string, bool) { return v.OpenAPISchemaV2JSON(v2RefPrefix) },
+			V2JSON: func(dst []byte) ([]byte, []string, bool) { return v.AppendOpenAPISchemaV2JSON(dst, v2RefPrefix) },
 		}
 		listModel := strings.TrimSuffix(model, res.Kind) + res.ListKind
 		group, version, listKind := res.GVR.Group, res.GVR.Version, res.ListKind
 		extra[listModel] = openapi.SuppliedDefinition{
 			Schema: func() *spec.Schema { return listSchema(model, group, version, listKind) },
-			V2JSON: func() ([]byte, []string, bool) { return listSchemaV2JSON(model, group, version, listKind) },
+			V2JSON: func(dst []byte) ([]byte, []string, bool) {
+				data, refs, ok := listSchemaV2JSON(model, group, version, listKind)
+				return append(dst, data...), refs, ok
+			},
 		}
 		out = append(out, openapi.Resource{
 			Group: res.GVR.Group, Version: res.GVR.Version, Resource: res.GVR.Resource,

@@ -66,7 +66,8 @@ type SuppliedDefinition struct {
 	// under #/definitions/, and the definitions those refs name. With
 	// hundreds of large CRDs, building and marshalling spec.Schemas was
 	// most of the first /openapi/v2 request. ok false: Schema is used.
-	V2JSON func() (json []byte, refs []string, ok bool)
+	// It appends to dst (a reused buffer: no fresh memory per schema).
+	V2JSON func(dst []byte) (json []byte, refs []string, ok bool)
 }
 
 // StaticDefinitions wraps schemas that already exist.

@@ -65,6 +65,7 @@ type v2Parts struct {
 	routes      map[string]route // paths written from their route (appendV2PathItem)
 	definitions map[string]*spec.Schema
 	encoded     map[string][]byte // definitions supplied as JSON (SuppliedDefinition.V2JSON)
+	scratch     []*[]byte         // the buffers encoded is in, back to v2Scratch once encoded
 	refs        []string          // definitions referred to but left to the shared fragment
 	supplied    bool              // whether any definition came from SuppliedDefinitions
 }
@@ -98,6 +99,14 @@ func newV2Fragment(key string, build func() (v2Parts, error)) *v2Fragment {
 	return &v2Fragment{key: key, build: build}
 }
 
+// v2Scratch holds the buffers supplied definitions are written into until
+// their fragment has copied them: hundreds of large CRD schemas each
+// written into fresh memory spent much of a first request faulting pages.
+var v2Scratch = sync.Pool{New: func() any {
+	b := make([]byte, 0, 256<<10)
+	return &b
+}}
+
 func (f *v2Fragment) encode() error {
 	f.once.Do(func() {
 		parts, err := f.build()
@@ -115,6 +124,9 @@ func (f *v2Fragment) encode() error {
 		}
 		if cap(out)-len(out) > len(out)/8 {
 			out = bytes.Clone(out)
+		}
+		for _, buf := range parts.scratch {
+			v2Scratch.Put(buf)
 		}
 		f.json, f.refs, f.supplied, f.err = slices.Clip(out), parts.refs, parts.supplied, err
 		f.hash = sha256.Sum256(f.json)
@@ -400,11 +412,16 @@ func localV2Parts(resources []Resource, own SuppliedDefinitions) v2Parts {
 		}
 		parts.supplied = true
 		if supplied.V2JSON != nil {
-			if data, refs, ok := supplied.V2JSON(); ok {
+			buf := v2Scratch.Get().(*[]byte)
+			data, refs, ok := supplied.V2JSON((*buf)[:0])
+			*buf = data[:0] // keeps what it grew to
+			if ok {
 				parts.encoded[name] = data
+				parts.scratch = append(parts.scratch, buf)
 				pending = append(pending, refs...)
 				continue
 			}
+			v2Scratch.Put(buf)
 		}
 		if schema, dependencies := resolver.lookup(name); schema != nil {
 			parts.definitions[name] = schema

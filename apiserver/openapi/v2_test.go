@@ -64,13 +64,13 @@ func (w *widgets) definitions() SuppliedDefinitions {
 		extra[model] = SuppliedDefinition{Schema: schema}
 		switch i % 3 {
 		case 1: // as JSON, as custom resources supply them
-			extra[model] = SuppliedDefinition{Schema: schema, V2JSON: func() ([]byte, []string, bool) {
+			extra[model] = SuppliedDefinition{Schema: schema, V2JSON: func(dst []byte) ([]byte, []string, bool) {
 				s := rewriteRefs(schema(), v2RefPrefix)
 				data, err := s.MarshalJSON()
 				return data, referencedDefinitions(s), err == nil
 			}}
 		case 2: // JSON declined: Schema is used
-			extra[model] = SuppliedDefinition{Schema: schema, V2JSON: func() ([]byte, []string, bool) { return nil, nil, false }}
+			extra[model] = SuppliedDefinition{Schema: schema, V2JSON: func(dst []byte) ([]byte, []string, bool) { return dst, nil, false }}
 		}
 		extra[model+"List"] = SuppliedDefinition{Schema: func() *spec.Schema {
 			return &spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{"object"}, Properties: map[string]spec.Schema{

@@ -49,7 +49,7 @@ func crdState(t testing.TB, crds []*apiextensionsv1.CustomResourceDefinition, as
 			}}
 			if asJSON {
 				extra[model] = SuppliedDefinition{Schema: extra[model].Schema, V2: extra[model].V2,
-					V2JSON: func() ([]byte, []string, bool) { return v.OpenAPISchemaV2JSON(v2RefPrefix) }}
+					V2JSON: func(dst []byte) ([]byte, []string, bool) { return v.AppendOpenAPISchemaV2JSON(dst, v2RefPrefix) }}
 			}
 			listModel := strings.TrimSuffix(model, v.GVK.Kind) + v.ListKind
 			extra[listModel] = SuppliedDefinition{Schema: func() *spec.Schema {
