@@ -68,10 +68,10 @@ func (r *burstReleaser) tick() {
 		r.lastRelease = time.Now()
 		debug.FreeOSMemory()
 	}
-	// The burst's code and database pages, too (see releaseFilePages).
+	// The burst's database pages, too (see releaseFilePages).
 	if files := fileRSS(); files > r.filesAfterRelease+releaseAbove/2 {
 		r.lastRelease = time.Now()
-		releaseFilePages()
+		releaseFilePages(false)
 		r.filesAfterRelease = fileRSS()
 	}
 }

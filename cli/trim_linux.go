@@ -21,7 +21,9 @@ import (
 // stay in the page cache (they are clean): what is used again faults back
 // in at the cost of a minor fault. Written pages (data) are never touched,
 // nor private mappings of other files (a library's relocated pages).
-func releaseFilePages() {
+// code false leaves the binary's pages alone: code that a burst ran will
+// likely run again soon, and faulting it back costs the next requests.
+func releaseFilePages(code bool) {
 	exe, err := os.Executable()
 	if err != nil {
 		return
@@ -37,7 +39,7 @@ func releaseFilePages() {
 		if len(fields) < 6 {
 			continue
 		}
-		own := fields[5] == exe && (fields[1] == "r-xp" || fields[1] == "r--p")
+		own := code && fields[5] == exe && (fields[1] == "r-xp" || fields[1] == "r--p")
 		sharedReadOnly := fields[1] == "r--s" && strings.HasPrefix(fields[5], "/")
 		if !own && !sharedReadOnly {
 			continue

@@ -3,7 +3,7 @@
 package cli
 
 // releaseFilePages is a no-op where mappings are not tuned.
-func releaseFilePages() {}
+func releaseFilePages(bool) {}
 
 // fileRSS is unknown here.
 func fileRSS() uint64 { return 0 }

@@ -485,7 +485,7 @@ func watchProgress(ctx context.Context, cp *controlplane.ControlPlane, board *da
 
 func releaseStartupMemory() {
 	debug.FreeOSMemory()
-	releaseFilePages()
+	releaseFilePages(true)
 }
 
 func toSnapshot(items []controlplane.Item) dashboard.Snapshot {
