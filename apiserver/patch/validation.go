@@ -1,6 +1,8 @@
 package patch
 
 import (
+	"bytes"
+	stdjson "encoding/json"
 	"fmt"
 	"strings"
 
@@ -148,6 +150,9 @@ func CheckApplyBody(body []byte, directive string) ([]string, error) {
 	if err != nil || !checksFields(directive) {
 		return nil, err
 	}
+	if jsonWithoutDuplicates(body) {
+		return nil, nil // what the YAML check finds nothing in, found faster
+	}
 	if err := yaml.UnmarshalStrict(body, &map[string]any{}); err != nil {
 		if directive == metav1.FieldValidationStrict {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("error strict decoding patch: %v", err))
@@ -155,4 +160,65 @@ func CheckApplyBody(body []byte, directive string) ([]string, error) {
 		return warningsFrom([]error{err}), nil
 	}
 	return nil, nil
+}
+
+// jsonWithoutDuplicates reports whether body is a JSON object in which no
+// object repeats a member name, with nothing the YAML parser could read
+// differently (escaped names, surrogate escapes): then the strict YAML
+// decoding finds no error. kubectl sends apply bodies as JSON, and the
+// YAML parser took several milliseconds over a large CRD. false means
+// "not known": the YAML check runs, and reports as before.
+func jsonWithoutDuplicates(body []byte) bool {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' || bytes.IndexByte(body, '\t') >= 0 || !stdjson.Valid(body) {
+		return false // tabs: JSON space, but not all YAML allows
+	}
+	// One entry per open bracket: the member names of an object, nil for
+	// an array.
+	var open []map[string]bool
+	expectName := false
+	for i := 0; i < len(body); i++ {
+		switch body[i] {
+		case '{':
+			open = append(open, map[string]bool{})
+			expectName = true
+		case '[':
+			open = append(open, nil)
+			expectName = false
+		case '}', ']':
+			open = open[:len(open)-1]
+			expectName = false
+		case ',':
+			expectName = open[len(open)-1] != nil
+		case '"':
+			end := i + 1
+			escaped := false
+			for ; body[end] != '"'; end++ {
+				if body[end] == '\\' {
+					escaped = true
+					switch body[end+1] {
+					case '"', '\\', 'n', 't', 'r', 'b', 'f':
+					case 'u':
+						if body[end+2] == 'd' || body[end+2] == 'D' {
+							return false // a surrogate half: YAML decodes it its own way
+						}
+					default:
+						return false // \/: valid JSON, not an escape YAML knows
+					}
+					end++
+				}
+			}
+			if expectName {
+				names := open[len(open)-1]
+				name := string(body[i+1 : end])
+				if escaped || names[name] {
+					return false
+				}
+				names[name] = true
+				expectName = false
+			}
+			i = end
+		}
+	}
+	return true
 }

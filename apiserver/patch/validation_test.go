@@ -1,6 +1,8 @@
 package patch
 
 import (
+	stdjson "encoding/json"
+	"math/rand/v2"
 	"net/http"
 	"reflect"
 	"strings"
@@ -11,6 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/devplane/devplane/apiserver/testenv/crdgen"
 )
 
 const deploymentWithUnknownJSON = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},
@@ -170,5 +175,60 @@ func TestCheckApplyBody(t *testing.T) {
 	warnings, err = CheckApplyBody([]byte("a: 1\nb: 2\n"), metav1.FieldValidationStrict)
 	if err != nil || warnings != nil {
 		t.Fatalf("clean body: warnings %q, err %v", warnings, err)
+	}
+}
+
+// TestJSONWithoutDuplicatesAgreesWithYAML: the fast path says "no
+// duplicates" only where kube's strict YAML decoding finds no error, and
+// never for a body with a repeated member name.
+func TestJSONWithoutDuplicatesAgreesWithYAML(t *testing.T) {
+	var docs []string
+	for _, crd := range crdgen.Provider(20, 3) {
+		data, err := stdjson.Marshal(crd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, string(data))
+	}
+	docs = append(docs,
+		`{}`, ` {"a":1} `, `{"a":{"a":{"a":[{"a":1},{"a":2}]}}}`, `{"a":[1,"b",{"b":[]},[{"c":{}}]],"b":"x,y{}[]\"a\":"}`,
+		`{"a":"\u00e9\n\t\"\\\/"}`, `{"a":"\b\f\r\u0041 \\n"}`, "{\t\"a\":\n\t1}", `{"k":"emoji \ud83d\ude00"}`, `{"\u0061":1,"a":2}`, `{"a\"b":1}`, `[{"a":1}]`, `"a"`,
+		`{"a":1,"b":{"c":1,"c":2}}`, `{"a":1,"a":1}`, `{"l":[{"x":1,"y":2,"x":3}]}`, `{"a":1,,}`, `a: 1`,
+	)
+	// Provider CRDs with one member repeated: at the top, or deep inside
+	// at a random place.
+	var repeated []string
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 20 {
+		doc := docs[i]
+		repeated = append(repeated, strings.Replace(doc, `{"apiVersion":`, `{"kind":"X","apiVersion":`, 1))
+		n := strings.Count(doc, `"type":"string"`)
+		k := rng.IntN(n)
+		at := 0
+		for range k + 1 {
+			at += strings.Index(doc[at:], `"type":"string"`) + 1
+		}
+		repeated = append(repeated, doc[:at-1]+`"type":"string",`+doc[at-1:])
+	}
+	for _, doc := range docs {
+		fast := jsonWithoutDuplicates([]byte(doc))
+		strictErr := yaml.UnmarshalStrict([]byte(doc), &map[string]any{})
+		if fast && strictErr != nil {
+			t.Errorf("fast path passed what strict YAML refuses (%v): %.200s", strictErr, doc)
+		}
+	}
+	for _, doc := range repeated {
+		if jsonWithoutDuplicates([]byte(doc)) {
+			t.Errorf("fast path passed a repeated member: %.120s", doc)
+		}
+		if yaml.UnmarshalStrict([]byte(doc), &map[string]any{}) == nil {
+			t.Errorf("strict YAML passed a repeated member: %.120s", doc)
+		}
+	}
+	// The common case takes the fast path.
+	for _, doc := range docs[:20] {
+		if !jsonWithoutDuplicates([]byte(doc)) {
+			t.Errorf("provider CRD not on the fast path: %.120s", doc)
+		}
 	}
 }
