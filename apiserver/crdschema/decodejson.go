@@ -67,6 +67,9 @@ type decoder struct {
 	i       int
 	depth   int
 	scratch []byte
+	// tmp holds a temporary schema per nesting level (see tmpProps).
+	tmp   []*apiextensionsv1.JSONSchemaProps
+	level int
 }
 
 func (d *decoder) bail() { panic(notHandled{}) }
@@ -1313,11 +1316,26 @@ func (d *decoder) propsMap(p *map[string]apiextensionsv1.JSONSchemaProps) {
 		if _, dup := m[k]; dup {
 			d.bail()
 		}
-		var v apiextensionsv1.JSONSchemaProps
-		d.props(&v)
-		m[k] = v
+		// A map value is copied in; decoding it in a reused temporary
+		// saves allocating each twice (the recursion makes a local escape).
+		v := d.tmpProps()
+		d.props(v)
+		m[k] = *v
+		*v = apiextensionsv1.JSONSchemaProps{}
+		d.level--
 	}
 	*p = m
+}
+
+// tmpProps returns the temporary schema of the current nesting level and
+// enters the next; the caller leaves it (d.level--) once done with it.
+func (d *decoder) tmpProps() *apiextensionsv1.JSONSchemaProps {
+	if d.level == len(d.tmp) {
+		d.tmp = append(d.tmp, &apiextensionsv1.JSONSchemaProps{})
+	}
+	v := d.tmp[d.level]
+	d.level++
+	return v
 }
 
 // orBool decodes additionalProperties/additionalItems as
