@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,6 +68,7 @@ type decoder struct {
 	i       int
 	depth   int
 	scratch []byte
+	slab    []byte
 	// tmp holds a temporary schema per nesting level (see tmpProps).
 	tmp   []*apiextensionsv1.JSONSchemaProps
 	level int
@@ -287,7 +289,35 @@ func (d *decoder) str() string {
 	if d.peek() != '"' {
 		d.bail()
 	}
-	return string(d.strBytes())
+	return d.newString(d.strBytes())
+}
+
+// slabSize bounds the chunks strings and raw values are copied into.
+const slabSize = 16 << 10
+
+// alloc copies b into the current chunk: a CRD's hundreds of descriptions
+// and defaults then cost a few allocations, not one each. A chunk lives as
+// long as any string in it, which the cached CRD holds anyway.
+func (d *decoder) alloc(b []byte) []byte {
+	if len(b) > cap(d.slab)-len(d.slab) {
+		if len(b) > slabSize/4 {
+			return append(make([]byte, 0, len(b)), b...)
+		}
+		// No chunk larger than what is left of the input needs.
+		d.slab = make([]byte, 0, min(slabSize, len(d.data)-d.i+len(b)))
+	}
+	start := len(d.slab)
+	d.slab = append(d.slab, b...)
+	return d.slab[start:len(d.slab):len(d.slab)]
+}
+
+func (d *decoder) newString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	c := d.alloc(b)
+	// c is never written again: the chunk only grows past it.
+	return unsafe.String(&c[0], len(c))
 }
 
 // setStr sets *p from a string; null leaves it unchanged, as in
@@ -309,7 +339,7 @@ func setStrPtr[T ~string](d *decoder, p **T) {
 
 // internCommon returns a constant for the strings schemas repeat most (type and
 // format values), saving an allocation each.
-func internCommon(b []byte) string {
+func (d *decoder) internCommon(b []byte) string {
 	switch string(b) {
 	case "string":
 		return "string"
@@ -338,7 +368,7 @@ func internCommon(b []byte) string {
 	case "granular":
 		return "granular"
 	}
-	return string(b)
+	return d.newString(b)
 }
 
 func (d *decoder) setCommon(p *string) {
@@ -348,7 +378,7 @@ func (d *decoder) setCommon(p *string) {
 	if d.peek() != '"' {
 		d.bail()
 	}
-	*p = internCommon(d.strBytes())
+	*p = d.internCommon(d.strBytes())
 }
 
 func (d *decoder) setBool(p *bool) {
@@ -544,7 +574,7 @@ func (d *decoder) rawCopy() []byte {
 		return nil
 	}
 	r := d.raw()
-	return append(make([]byte, 0, len(r)), r...)
+	return d.alloc(r)
 }
 
 // skip validates and skips any value, as the codec's scanner would accept
