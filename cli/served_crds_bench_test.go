@@ -377,7 +377,9 @@ var (
 
 const smallCount = 10
 
-func customObject(name string) *unstructured.Unstructured { return objectOf(customGVR, crdgen.Kind(1), name) }
+func customObject(name string) *unstructured.Unstructured {
+	return objectOf(customGVR, crdgen.Kind(1), name)
+}
 
 func objectOf(gvr schema.GroupVersionResource, kind, name string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
