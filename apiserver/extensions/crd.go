@@ -43,12 +43,10 @@ func metaAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
 }
 
 func (e *Extensions) installCRDResource() error {
-	// JSON, so an empty status.conditions stays [] (kubectl wait reads it).
-	js := kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, e.scheme, e.scheme, kjson.SerializerOptions{})
 	gv := apiextensionsv1.SchemeGroupVersion
 	cfg := storage.Config{
 		Resource:       CRDResource.GroupResource(),
-		Codec:          e.codecs.CodecForVersions(js, js, gv, gv),
+		Codec:          e.crdCodec(),
 		NewFunc:        newCRD,
 		NewListFunc:    newCRDList,
 		ResourcePrefix: crdPrefix,
@@ -59,6 +57,7 @@ func (e *Extensions) installCRDResource() error {
 				crdschema.CompactSchemas(crd)
 			}
 		},
+		Decode: e.decodeStoredCRD,
 	}
 	cacher, err := storage.NewCacher(storage.NewStore(e.deps.Client, cfg), cfg,
 		storage.CacherOptions{Logger: e.logger.With("component", "watch-cache", "resource", cfg.Resource.String())})
@@ -100,6 +99,27 @@ func (e *Extensions) installCRDResource() error {
 		GetAttrs:     metaAttrs,
 	})
 	return nil
+}
+
+// crdCodec is the storage codec of CRDs: JSON, so an empty
+// status.conditions stays [] (kubectl wait reads it).
+func (e *Extensions) crdCodec() runtime.Codec {
+	js := kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, e.scheme, e.scheme, kjson.SerializerOptions{})
+	gv := apiextensionsv1.SchemeGroupVersion
+	return e.codecs.CodecForVersions(js, js, gv, gv)
+}
+
+// decodeStoredCRD decodes a stored CRD in one pass (the reflection decoder
+// re-scans every schema subtree, which dominates a restart with many large
+// CRDs), then defaults it as the versioning codec does after decoding.
+// Anything it does not reproduce exactly is left to the codec.
+func (e *Extensions) decodeStoredCRD(data []byte, into runtime.Object) (bool, error) {
+	crd, ok := into.(*apiextensionsv1.CustomResourceDefinition)
+	if !ok || !crdschema.DecodeCRDJSON(data, crd) {
+		return false, nil
+	}
+	e.scheme.Default(crd)
+	return true, nil
 }
 
 // shareCRDSpec keeps one copy of a CRD's spec in the watch cache while its

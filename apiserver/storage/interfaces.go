@@ -155,4 +155,9 @@ type Config struct {
 	// before anyone sees it, to make it smaller in memory (a CRD's schema
 	// subtrees shared). The object stays read-only afterwards.
 	Compact func(obj runtime.Object)
+	// Decode, when set, is tried before Codec.Decode on an empty object: a
+	// faster decoder for the resource's stored bytes. When it reports
+	// handled, into must be exactly what Codec.Decode would have made of
+	// data; when not, into must still be empty and the codec decodes.
+	Decode func(data []byte, into runtime.Object) (handled bool, err error)
 }

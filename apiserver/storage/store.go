@@ -297,6 +297,15 @@ func (s *Store) decodeInto(data []byte, rev int64, into runtime.Object) error {
 
 // decodeIntoZero is decodeInto for an object known to be empty.
 func (s *Store) decodeIntoZero(data []byte, rev int64, into runtime.Object) error {
+	if s.cfg.Decode != nil {
+		handled, err := s.cfg.Decode(data, into)
+		if err != nil {
+			return apierrors.NewInternalError(fmt.Errorf("decoding %s: %w", s.cfg.Resource, err))
+		}
+		if handled {
+			return setResourceVersion(into, rev)
+		}
+	}
 	got, _, err := s.cfg.Codec.Decode(data, nil, into)
 	if err != nil {
 		return apierrors.NewInternalError(fmt.Errorf("decoding %s: %w", s.cfg.Resource, err))

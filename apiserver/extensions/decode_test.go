@@ -1,0 +1,57 @@
+package extensions
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/devplane/devplane/apiserver/crdschema"
+	"github.com/devplane/devplane/apiserver/testenv/crdgen"
+)
+
+// TestDecodeStoredCRDMatchesCodec checks the CRD store's fast decode (with
+// the server's scheme and its defaulting) against the store's codec, on
+// provider CRDs as the server stores them.
+func TestDecodeStoredCRDMatchesCodec(t *testing.T) {
+	e := &Extensions{scheme: newScheme()}
+	e.codecs = serializer.NewCodecFactory(e.scheme)
+	codec := e.crdCodec()
+	now := metav1.NewTime(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
+	for i, crd := range crdgen.ProviderCRDs(50, 11) {
+		crdschema.DefaultCRD(crd)
+		crd.UID = types.UID(fmt.Sprintf("uid-%d", i))
+		crd.CreationTimestamp = now
+		crd.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply,
+			APIVersion: "apiextensions.k8s.io/v1", Time: &now, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:group":{}}}`)}}}
+		crd.Status.AcceptedNames = crd.Spec.Names
+		crd.Status.Conditions = []apiextensionsv1.CustomResourceDefinitionCondition{{Type: apiextensionsv1.Established,
+			Status: apiextensionsv1.ConditionTrue, LastTransitionTime: now, Reason: "InitialNamesAccepted", Message: "the initial names have been accepted"}}
+		data, err := runtime.Encode(codec, crd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := &apiextensionsv1.CustomResourceDefinition{}
+		if _, _, err := codec.Decode(data, nil, want); err != nil {
+			t.Fatal(err)
+		}
+		got := &apiextensionsv1.CustomResourceDefinition{}
+		handled, err := e.decodeStoredCRD(data, got)
+		if err != nil || !handled {
+			t.Fatalf("%s: handled %v, err %v", crd.Name, handled, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: fast decode differs from the codec", crd.Name)
+		}
+	}
+	// Another kind is the codec's to decode.
+	if handled, _ := e.decodeStoredCRD([]byte(`{"apiVersion":"apiextensions.k8s.io/v1beta1","kind":"CustomResourceDefinition"}`), &apiextensionsv1.CustomResourceDefinition{}); handled {
+		t.Fatal("v1beta1 handled")
+	}
+}
