@@ -1,13 +1,13 @@
 package crdschema
 
 import (
+	"bytes"
 	"encoding/base64"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
-	"unsafe"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,7 +68,6 @@ type decoder struct {
 	i       int
 	depth   int
 	scratch []byte
-	slab    []byte
 	// tmp holds a temporary schema per nesting level (see tmpProps).
 	tmp   []*apiextensionsv1.JSONSchemaProps
 	level int
@@ -292,32 +291,14 @@ func (d *decoder) str() string {
 	return d.newString(d.strBytes())
 }
 
-// slabSize bounds the chunks strings and raw values are copied into.
-const slabSize = 16 << 10
-
-// alloc copies b into the current chunk: a CRD's hundreds of descriptions
-// and defaults then cost a few allocations, not one each. A chunk lives as
-// long as any string in it, which the cached CRD holds anyway.
-func (d *decoder) alloc(b []byte) []byte {
-	if len(b) > cap(d.slab)-len(d.slab) {
-		if len(b) > slabSize/4 {
-			return append(make([]byte, 0, len(b)), b...)
-		}
-		// No chunk larger than what is left of the input needs.
-		d.slab = make([]byte, 0, min(slabSize, len(d.data)-d.i+len(b)))
-	}
-	start := len(d.slab)
-	d.slab = append(d.slab, b...)
-	return d.slab[start:len(d.slab):len(d.slab)]
-}
-
+// newString allocates each string alone, not in a chunk: the watch cache
+// compacts a CRD's schema (CompactSchemas), and a chunk would keep the
+// strings of every dropped duplicate alive with the one kept.
 func (d *decoder) newString(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
-	c := d.alloc(b)
-	// c is never written again: the chunk only grows past it.
-	return unsafe.String(&c[0], len(c))
+	return string(b)
 }
 
 // setStr sets *p from a string; null leaves it unchanged, as in
@@ -573,8 +554,7 @@ func (d *decoder) rawCopy() []byte {
 	if d.null() {
 		return nil
 	}
-	r := d.raw()
-	return d.alloc(r)
+	return bytes.Clone(d.raw()) // alone, as strings are (newString)
 }
 
 // skip validates and skips any value, as the codec's scanner would accept
