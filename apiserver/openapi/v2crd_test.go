@@ -86,6 +86,22 @@ func readTestCRD(t testing.TB, path string) *apiextensionsv1.CustomResourceDefin
 	return crd
 }
 
+// testdataCRDs are the CRDs of the crdschema and extensions testdata.
+func testdataCRDs(t testing.TB) []*apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for _, pattern := range []string{"../crdschema/testdata/*.yaml", "../extensions/testdata/*crd*.yaml"} {
+		paths, err := filepath.Glob(pattern)
+		if err != nil || len(paths) == 0 {
+			t.Fatalf("%s: %v", pattern, err)
+		}
+		for _, path := range paths {
+			crds = append(crds, readTestCRD(t, path))
+		}
+	}
+	return crds
+}
+
 func providerCRDs(n int) []*apiextensionsv1.CustomResourceDefinition {
 	crds := crdgen.ProviderCRDs(n, 1)
 	for _, crd := range crds {
@@ -97,16 +113,7 @@ func providerCRDs(n int) []*apiextensionsv1.CustomResourceDefinition {
 // The whole /openapi/v2 with custom resources given as JSON is byte for
 // byte the one built from their spec.Schemas.
 func TestV2WithCRDSchemasAsJSON(t *testing.T) {
-	var crds []*apiextensionsv1.CustomResourceDefinition
-	for _, pattern := range []string{"../crdschema/testdata/*.yaml", "../extensions/testdata/*crd*.yaml"} {
-		paths, err := filepath.Glob(pattern)
-		if err != nil || len(paths) == 0 {
-			t.Fatalf("%s: %v", pattern, err)
-		}
-		for _, path := range paths {
-			crds = append(crds, readTestCRD(t, path))
-		}
-	}
+	crds := testdataCRDs(t)
 	crds = append(crds, providerCRDs(30)...)
 	embedded := apiextensionsv1.JSONSchemaProps{Type: "object", XEmbeddedResource: true, XPreserveUnknownFields: ptr.To(true)}
 	edge := crds[len(crds)-1].DeepCopy()

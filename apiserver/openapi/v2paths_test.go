@@ -3,12 +3,9 @@ package openapi
 import (
 	"bytes"
 	"encoding/json"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/devplane/devplane/apiserver/builtin"
 )
@@ -42,16 +39,7 @@ func everyBuiltinResource() []Resource {
 // pathTestState is every built-in resource and custom resources of both
 // scopes, with and without status and scale, some with fewer verbs.
 func pathTestState(t testing.TB) ([]Resource, SuppliedDefinitions) {
-	var crds []*apiextensionsv1.CustomResourceDefinition
-	for _, pattern := range []string{"../crdschema/testdata/*.yaml", "../extensions/testdata/*crd*.yaml"} {
-		paths, err := filepath.Glob(pattern)
-		if err != nil || len(paths) == 0 {
-			t.Fatalf("%s: %v", pattern, err)
-		}
-		for _, path := range paths {
-			crds = append(crds, readTestCRD(t, path))
-		}
-	}
+	crds := testdataCRDs(t)
 	crds = append(crds, providerCRDs(20)...)
 	custom, extra := crdState(t, crds, true)
 	subresources := [][]string{{"status"}, nil, {"status", "scale"}, {"scale"}}
