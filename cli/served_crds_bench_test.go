@@ -17,7 +17,6 @@ package cli_test
 // resource.
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -94,23 +93,22 @@ func BenchmarkServedCRDs(b *testing.B) {
 	}
 }
 
+// metricLines is the server's /metrics, a line each.
+func metricLines(b *testing.B, c rest.Interface) []string {
+	b.Helper()
+	data, err := c.Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return strings.Split(string(data), "\n")
+}
+
 // serverStats is the Go heap in use (MB) and goroutines from the server's
 // /metrics (kube-apiserver has the same two metrics).
 func serverStats(b *testing.B, cfg *rest.Config) (heapMB, goroutines float64) {
 	b.Helper()
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	resp, err := hc.Get(strings.TrimSuffix(cfg.Host, "/") + "/metrics")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), " ")
+	for _, line := range metricLines(b, apiextensionsclient.NewForConfigOrDie(cfg).RESTClient()) {
+		name, value, ok := strings.Cut(line, " ")
 		if !ok {
 			continue
 		}
@@ -129,11 +127,7 @@ func serverStats(b *testing.B, cfg *rest.Config) (heapMB, goroutines float64) {
 // sum and count for verb on resource (kube-apiserver has the same metric).
 func requestSeconds(b *testing.B, c rest.Interface, verb, resource string) (sum, count float64) {
 	b.Helper()
-	data, err := c.Get().AbsPath("/metrics").DoRaw(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, line := range strings.Split(string(data), "\n") {
+	for _, line := range metricLines(b, c) {
 		if !strings.HasPrefix(line, "apiserver_request_duration_seconds_") ||
 			!strings.Contains(line, `verb="`+verb+`"`) || !strings.Contains(line, `resource="`+resource+`"`) ||
 			!strings.Contains(line, `subresource=""`) {
@@ -151,21 +145,18 @@ func requestSeconds(b *testing.B, c rest.Interface, verb, resource string) (sum,
 	return sum, count
 }
 
-func totalRSS(pids []int) float64 {
+// sumRSS adds part of each process's resident memory, in MB.
+func sumRSS(pids []int, part func(residentMB) float64) float64 {
 	var rss float64
 	for _, pid := range pids {
-		rss += rssMB(pid).total
+		rss += part(rssMB(pid))
 	}
 	return rss
 }
 
-func anonRSS(pids []int) float64 {
-	var rss float64
-	for _, pid := range pids {
-		rss += rssMB(pid).anon
-	}
-	return rss
-}
+func totalRSS(pids []int) float64 { return sumRSS(pids, func(r residentMB) float64 { return r.total }) }
+
+func anonRSS(pids []int) float64 { return sumRSS(pids, func(r residentMB) float64 { return r.anon }) }
 
 // crdLoad installs crds[:n] from file with kubectl, waits for all to be
 // Established, and measures what the file comment says on the server cfg

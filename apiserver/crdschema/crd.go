@@ -79,10 +79,7 @@ func readOnlyInternal(crd *apiextensionsv1.CustomResourceDefinition) (*apiextens
 }
 
 func toInternal(crd *apiextensionsv1.CustomResourceDefinition) (*apiextensions.CustomResourceDefinition, error) {
-	out := &apiextensions.CustomResourceDefinition{}
-	// The conversion reads from its input; a copy keeps callers' CRDs untouched.
-	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(crd.DeepCopy(), out, nil); err != nil {
-		return nil, err
-	}
-	return out, nil
+	// Converted from a copy: the result may share memory with its input,
+	// and callers may change it.
+	return readOnlyInternal(crd.DeepCopy())
 }

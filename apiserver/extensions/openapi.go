@@ -39,20 +39,8 @@ func (e *Extensions) OpenAPI() ([]openapi.Resource, openapi.SuppliedDefinitions)
 		res, v := sv.res, sv.v
 		model := v.ModelName()
 		extra[model] = openapi.SuppliedDefinition{
-			Schema: func() *spec.Schema {
-				s, err := v.OpenAPISchema()
-				if err != nil {
-					return nil
-				}
-				return s
-			},
-			V2: func() *spec.Schema {
-				s, err := v.OpenAPISchemaV2()
-				if err != nil {
-					return nil
-				}
-				return s
-			},
+			Schema: openapi.SchemaOrNil(v.OpenAPISchema),
+			V2:     openapi.SchemaOrNil(v.OpenAPISchemaV2),
 			V2JSON: func(dst []byte) ([]byte, []string, bool) { return v.AppendOpenAPISchemaV2JSON(dst, v2RefPrefix) },
 		}
 		listModel := strings.TrimSuffix(model, res.Kind) + res.ListKind

@@ -70,6 +70,18 @@ type SuppliedDefinition struct {
 	V2JSON func(dst []byte) (json []byte, refs []string, ok bool)
 }
 
+// SchemaOrNil makes a SuppliedDefinition builder of build, which may fail:
+// a definition that cannot be built is left out.
+func SchemaOrNil(build func() (*spec.Schema, error)) func() *spec.Schema {
+	return func() *spec.Schema {
+		s, err := build()
+		if err != nil {
+			return nil
+		}
+		return s
+	}
+}
+
 // StaticDefinitions wraps schemas that already exist.
 func StaticDefinitions(schemas map[string]*spec.Schema) SuppliedDefinitions {
 	defs := make(SuppliedDefinitions, len(schemas))

@@ -34,19 +34,7 @@ func crdState(t testing.TB, crds []*apiextensionsv1.CustomResourceDefinition, as
 				t.Fatal(err)
 			}
 			model := v.ModelName()
-			extra[model] = SuppliedDefinition{Schema: func() *spec.Schema {
-				s, err := v.OpenAPISchema()
-				if err != nil {
-					return nil
-				}
-				return s
-			}, V2: func() *spec.Schema {
-				s, err := v.OpenAPISchemaV2()
-				if err != nil {
-					return nil
-				}
-				return s
-			}}
+			extra[model] = SuppliedDefinition{Schema: SchemaOrNil(v.OpenAPISchema), V2: SchemaOrNil(v.OpenAPISchemaV2)}
 			if asJSON {
 				extra[model] = SuppliedDefinition{Schema: extra[model].Schema, V2: extra[model].V2,
 					V2JSON: func(dst []byte) ([]byte, []string, bool) { return v.AppendOpenAPISchemaV2JSON(dst, v2RefPrefix) }}
