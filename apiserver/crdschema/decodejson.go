@@ -507,16 +507,22 @@ func (d *decoder) setFloatPtr(p **float64) {
 
 // setStrings decodes a []string: null is nil, [] is empty and not nil.
 func (d *decoder) setStrings(p *[]string) {
+	array(d, p, func(s *string) { setStr(d, s) })
+}
+
+// array decodes a JSON array into *p, an element at a time with elem: null
+// is nil, [] is empty and not nil, as in encoding/json.
+func array[T any](d *decoder, p *[]T, elem func(*T)) {
 	if d.null() {
 		*p = nil
 		return
 	}
 	d.open('[')
-	out := []string{}
+	out := []T{}
 	for first := true; d.next(']', &first); {
-		var s string
-		setStr(d, &s)
-		out = append(out, s)
+		var zero T
+		out = append(out, zero)
+		elem(&out[len(out)-1])
 	}
 	*p = out
 }
@@ -748,17 +754,9 @@ func (d *decoder) objectMeta(m *metav1.ObjectMeta) {
 }
 
 func (d *decoder) ownerReferences(p *[]metav1.OwnerReference) {
-	if d.null() {
-		*p = nil
-		return
-	}
-	d.open('[')
-	out := []metav1.OwnerReference{}
-	for first := true; d.next(']', &first); {
-		out = append(out, metav1.OwnerReference{})
-		r := &out[len(out)-1]
+	array(d, p, func(r *metav1.OwnerReference) {
 		if d.null() {
-			continue
+			return
 		}
 		d.open('{')
 		var mask uint64
@@ -786,22 +784,13 @@ func (d *decoder) ownerReferences(p *[]metav1.OwnerReference) {
 				d.unknownKey()
 			}
 		}
-	}
-	*p = out
+	})
 }
 
 func (d *decoder) managedFields(p *[]metav1.ManagedFieldsEntry) {
-	if d.null() {
-		*p = nil
-		return
-	}
-	d.open('[')
-	out := []metav1.ManagedFieldsEntry{}
-	for first := true; d.next(']', &first); {
-		out = append(out, metav1.ManagedFieldsEntry{})
-		e := &out[len(out)-1]
+	array(d, p, func(e *metav1.ManagedFieldsEntry) {
 		if d.null() {
-			continue
+			return
 		}
 		d.open('{')
 		var mask uint64
@@ -840,8 +829,7 @@ func (d *decoder) managedFields(p *[]metav1.ManagedFieldsEntry) {
 				d.unknownKey()
 			}
 		}
-	}
-	*p = out
+	})
 }
 
 func (d *decoder) spec(s *apiextensionsv1.CustomResourceDefinitionSpec) {
@@ -909,17 +897,7 @@ func (d *decoder) names(n *apiextensionsv1.CustomResourceDefinitionNames) {
 }
 
 func (d *decoder) versions(p *[]apiextensionsv1.CustomResourceDefinitionVersion) {
-	if d.null() {
-		*p = nil
-		return
-	}
-	d.open('[')
-	out := []apiextensionsv1.CustomResourceDefinitionVersion{}
-	for first := true; d.next(']', &first); {
-		out = append(out, apiextensionsv1.CustomResourceDefinitionVersion{})
-		d.version(&out[len(out)-1])
-	}
-	*p = out
+	array(d, p, d.version)
 }
 
 func (d *decoder) version(v *apiextensionsv1.CustomResourceDefinitionVersion) {
@@ -1033,17 +1011,9 @@ func (d *decoder) subresources(p **apiextensionsv1.CustomResourceSubresources) {
 }
 
 func (d *decoder) columns(p *[]apiextensionsv1.CustomResourceColumnDefinition) {
-	if d.null() {
-		*p = nil
-		return
-	}
-	d.open('[')
-	out := []apiextensionsv1.CustomResourceColumnDefinition{}
-	for first := true; d.next(']', &first); {
-		out = append(out, apiextensionsv1.CustomResourceColumnDefinition{})
-		c := &out[len(out)-1]
+	array(d, p, func(c *apiextensionsv1.CustomResourceColumnDefinition) {
 		if d.null() {
-			continue
+			return
 		}
 		d.open('{')
 		var mask uint64
@@ -1071,22 +1041,13 @@ func (d *decoder) columns(p *[]apiextensionsv1.CustomResourceColumnDefinition) {
 				d.unknownKey()
 			}
 		}
-	}
-	*p = out
+	})
 }
 
 func (d *decoder) selectableFields(p *[]apiextensionsv1.SelectableField) {
-	if d.null() {
-		*p = nil
-		return
-	}
-	d.open('[')
-	out := []apiextensionsv1.SelectableField{}
-	for first := true; d.next(']', &first); {
-		out = append(out, apiextensionsv1.SelectableField{})
-		f := &out[len(out)-1]
+	array(d, p, func(f *apiextensionsv1.SelectableField) {
 		if d.null() {
-			continue
+			return
 		}
 		d.open('{')
 		var mask uint64
@@ -1099,8 +1060,7 @@ func (d *decoder) selectableFields(p *[]apiextensionsv1.SelectableField) {
 				d.unknownKey()
 			}
 		}
-	}
-	*p = out
+	})
 }
 
 func (d *decoder) conversion(p **apiextensionsv1.CustomResourceConversion) {
@@ -1241,17 +1201,9 @@ func (d *decoder) status(s *apiextensionsv1.CustomResourceDefinitionStatus) {
 }
 
 func (d *decoder) conditions(p *[]apiextensionsv1.CustomResourceDefinitionCondition) {
-	if d.null() {
-		*p = nil
-		return
-	}
-	d.open('[')
-	out := []apiextensionsv1.CustomResourceDefinitionCondition{}
-	for first := true; d.next(']', &first); {
-		out = append(out, apiextensionsv1.CustomResourceDefinitionCondition{})
-		c := &out[len(out)-1]
+	array(d, p, func(c *apiextensionsv1.CustomResourceDefinitionCondition) {
 		if d.null() {
-			continue
+			return
 		}
 		d.open('{')
 		var mask uint64
@@ -1279,8 +1231,7 @@ func (d *decoder) conditions(p *[]apiextensionsv1.CustomResourceDefinitionCondit
 				d.unknownKey()
 			}
 		}
-	}
-	*p = out
+	})
 }
 
 func (d *decoder) propsPtr() *apiextensionsv1.JSONSchemaProps {
@@ -1301,17 +1252,7 @@ func (d *decoder) jsonPtr() *apiextensionsv1.JSON {
 }
 
 func (d *decoder) propsSlice(p *[]apiextensionsv1.JSONSchemaProps) {
-	if d.null() {
-		*p = nil
-		return
-	}
-	d.open('[')
-	out := []apiextensionsv1.JSONSchemaProps{}
-	for first := true; d.next(']', &first); {
-		out = append(out, apiextensionsv1.JSONSchemaProps{})
-		d.props(&out[len(out)-1])
-	}
-	*p = out
+	array(d, p, d.props)
 }
 
 func (d *decoder) propsMap(p *map[string]apiextensionsv1.JSONSchemaProps) {
