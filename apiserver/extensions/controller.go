@@ -328,6 +328,7 @@ func (e *Extensions) stopAll() {
 	e.mu.Unlock()
 	for _, sc := range served {
 		sc.cacher.Stop()
+		crdschema.Forget(sc.uid)
 	}
 	e.crdCacher.Stop()
 }

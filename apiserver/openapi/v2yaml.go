@@ -225,6 +225,13 @@ func (w *yamlWriter) scalar(value string, key bool, parent, where int) bool {
 	return true
 }
 
+// yamlShortEscapes are the characters yaml.v3 writes as a backslash and
+// one letter; it writes others as \x, \u or \U and hex digits.
+var yamlShortEscapes = map[rune]byte{
+	0x00: '0', 0x07: 'a', 0x08: 'b', 0x09: 't', 0x0A: 'n', 0x0B: 'v', 0x0C: 'f', 0x0D: 'r', 0x1B: 'e',
+	'"': '"', '\\': '\\', 0x85: 'N', 0xA0: '_', 0x2028: 'L', 0x2029: 'P',
+}
+
 func (w *yamlWriter) doubleQuoted(value string) {
 	w.buf = append(w.buf, '"')
 	// yaml.v3 checks for a BOM at the start, not at each character: a
@@ -241,48 +248,19 @@ func (w *yamlWriter) doubleQuoted(value string) {
 		r, n := utf8.DecodeRuneInString(value[i:])
 		i += n
 		w.buf = append(w.buf, '\\')
-		switch r {
-		case 0x00:
-			w.buf = append(w.buf, '0')
-		case 0x07:
-			w.buf = append(w.buf, 'a')
-		case 0x08:
-			w.buf = append(w.buf, 'b')
-		case 0x09:
-			w.buf = append(w.buf, 't')
-		case 0x0A:
-			w.buf = append(w.buf, 'n')
-		case 0x0B:
-			w.buf = append(w.buf, 'v')
-		case 0x0C:
-			w.buf = append(w.buf, 'f')
-		case 0x0D:
-			w.buf = append(w.buf, 'r')
-		case 0x1B:
-			w.buf = append(w.buf, 'e')
-		case '"':
-			w.buf = append(w.buf, '"')
-		case '\\':
-			w.buf = append(w.buf, '\\')
-		case 0x85:
-			w.buf = append(w.buf, 'N')
-		case 0xA0:
-			w.buf = append(w.buf, '_')
-		case 0x2028:
-			w.buf = append(w.buf, 'L')
-		case 0x2029:
-			w.buf = append(w.buf, 'P')
-		default:
-			digits, letter := 2, byte('x')
-			if r > 0xFFFF {
-				digits, letter = 8, 'U'
-			} else if r > 0xFF {
-				digits, letter = 4, 'u'
-			}
-			w.buf = append(w.buf, letter)
-			for k := (digits - 1) * 4; k >= 0; k -= 4 {
-				w.buf = append(w.buf, "0123456789ABCDEF"[(r>>k)&0xF])
-			}
+		if short, ok := yamlShortEscapes[r]; ok {
+			w.buf = append(w.buf, short)
+			continue
+		}
+		digits, letter := 2, byte('x')
+		if r > 0xFFFF {
+			digits, letter = 8, 'U'
+		} else if r > 0xFF {
+			digits, letter = 4, 'u'
+		}
+		w.buf = append(w.buf, letter)
+		for k := (digits - 1) * 4; k >= 0; k -= 4 {
+			w.buf = append(w.buf, "0123456789ABCDEF"[(r>>k)&0xF])
 		}
 	}
 	w.buf = append(w.buf, '"')
