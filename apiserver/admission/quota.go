@@ -73,10 +73,13 @@ func add(l corev1.ResourceList, name string, q resource.Quantity) {
 // ResourceQuota rejects creations that would exceed a quota of the
 // namespace, in kube's words, and keeps the quotas' status.used current.
 func ResourceQuota(src Source) Interface {
-	lookup := &quotaLookup{src: src, absent: map[string]time.Time{}}
+	lookup := newQuotaLookup(src)
 	return Func{ValidateFunc: func(ctx context.Context, a *Attributes) error {
 		if a.Operation != Create || a.Subresource != "" || a.Namespace == "" || a.Object == nil {
 			return nil
+		}
+		if a.Resource == resourceQuotasGVR && !a.DryRun {
+			lookup.quotaCreating(a.Namespace)
 		}
 		quotas, err := lookup.quotas(ctx, a.Namespace)
 		if err != nil || len(quotas) == 0 {
@@ -193,11 +196,51 @@ const quotaLookupTTL = 30 * time.Second
 // from the watch cache, and only when it has none, from a consistent read,
 // whose "none" is remembered for quotaLookupTTL. A quota just created
 // reaches the cache within milliseconds, so a create in a namespace
-// without quotas costs no etcd read.
+// without quotas costs no etcd read. A quota created through this server
+// voids its namespace's "none" at once (kube's does not, and admits
+// creates past a new quota until its live lookup expires).
 type quotaLookup struct {
-	src    Source
-	mu     sync.Mutex
-	absent map[string]time.Time // namespace → trusted until
+	src      Source
+	mu       sync.Mutex
+	absent   map[string]time.Time // namespace → "none" trusted until
+	creating map[string]time.Time // namespace → a quota create admitted then
+}
+
+func newQuotaLookup(src Source) *quotaLookup {
+	return &quotaLookup{src: src, absent: map[string]time.Time{}, creating: map[string]time.Time{}}
+}
+
+// quotaCreatingWindow is how long after a quota create's admission a
+// namespace's "none" is neither trusted nor stored: the create commits,
+// and reaches the watch cache, well within it.
+const quotaCreatingWindow = 10 * time.Second
+
+func (l *quotaLookup) quotaCreating(namespace string) {
+	now := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.absent, namespace)
+	if len(l.creating) > 4096 {
+		for ns, t := range l.creating {
+			if now.Sub(t) > quotaCreatingWindow {
+				delete(l.creating, ns)
+			}
+		}
+	}
+	l.creating[namespace] = now
+}
+
+// trustNone reports whether a "none" for namespace may be trusted (read
+// is true) or stored (read is false) at now. Called with l.mu held.
+func (l *quotaLookup) trustNone(namespace string, now time.Time, read bool) bool {
+	if t, ok := l.creating[namespace]; ok && now.Sub(t) <= quotaCreatingWindow {
+		return false
+	}
+	if !read {
+		return true
+	}
+	until, known := l.absent[namespace]
+	return known && now.Before(until)
 }
 
 func (l *quotaLookup) quotas(ctx context.Context, namespace string) ([]runtime.Object, error) {
@@ -207,9 +250,9 @@ func (l *quotaLookup) quotas(ctx context.Context, namespace string) ([]runtime.O
 	}
 	now := time.Now()
 	l.mu.Lock()
-	until, known := l.absent[namespace]
+	trusted := l.trustNone(namespace, now, true)
 	l.mu.Unlock()
-	if known && now.Before(until) {
+	if trusted {
 		return nil, nil
 	}
 	if quotas, err = l.src.List(ctx, resourceQuotasGVR, namespace, true); err != nil || len(quotas) > 0 {
@@ -217,6 +260,9 @@ func (l *quotaLookup) quotas(ctx context.Context, namespace string) ([]runtime.O
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if !l.trustNone(namespace, now, false) {
+		return nil, nil
+	}
 	if len(l.absent) > 4096 { // namespaces come and go: drop what expired
 		for ns, t := range l.absent {
 			if now.After(t) {

@@ -44,14 +44,14 @@ func TestQuotaLookup(t *testing.T) {
 
 	// A quota the cache has not seen yet is found by the live read.
 	src := &quotaSource{stored: []runtime.Object{quota}}
-	l := &quotaLookup{src: src, absent: map[string]time.Time{}}
+	l := newQuotaLookup(src)
 	if got, _ := l.quotas(ctx, "ns"); len(got) != 1 || src.consistent != 1 {
 		t.Fatalf("quota only in etcd: got %d quotas after %d consistent reads", len(got), src.consistent)
 	}
 
 	// No quota anywhere: one live read, then trusted for the TTL.
 	src = &quotaSource{}
-	l = &quotaLookup{src: src, absent: map[string]time.Time{}}
+	l = newQuotaLookup(src)
 	for range 5 {
 		if got, _ := l.quotas(ctx, "ns"); len(got) != 0 {
 			t.Fatalf("found %d quotas in an empty namespace", len(got))
@@ -76,5 +76,20 @@ func TestQuotaLookup(t *testing.T) {
 	l.quotas(ctx, "ns")
 	if src.consistent != 3 {
 		t.Errorf("expired entry: %d consistent reads, want 3", src.consistent)
+	}
+
+	// A quota created through this server voids a remembered "none" at
+	// once, and while its create is fresh no "none" is trusted or stored,
+	// even if a live read ran before the create committed.
+	l.quotas(ctx, "new") // remembered: none
+	before := src.consistent
+	l.quotaCreating("new")
+	l.quotas(ctx, "new") // live read still finds none (not yet committed)
+	src.stored = []runtime.Object{quota}
+	if got, _ := l.quotas(ctx, "new"); len(got) != 1 {
+		t.Errorf("quota committed after its create was admitted: found %d", len(got))
+	}
+	if src.consistent != before+2 {
+		t.Errorf("%d consistent reads after a quota create, want 2", src.consistent-before)
 	}
 }
