@@ -114,8 +114,10 @@ func (p *PreparedServer) Run(ctx context.Context) error {
 		ClientCAs:    c.ClientCA,
 		NextProtos:   []string{"h2", "http/1.1"},
 	}
+	handler := withGrownStacks(p.handler)
+	defer handler.Stop()
 	srv := &http.Server{
-		Handler:           p.handler,
+		Handler:           handler,
 		TLSConfig:         tlsConfig,
 		MaxHeaderBytes:    1 << 20,
 		ReadHeaderTimeout: 32 * time.Second,
