@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/devplane/devplane/apiserver/crdschema"
+	"github.com/devplane/devplane/apiserver/registry"
 	"github.com/devplane/devplane/apiserver/request"
 	"github.com/devplane/devplane/apiserver/storage"
 )
@@ -279,12 +280,14 @@ func (e *Extensions) serve(crd *apiextensionsv1.CustomResourceDefinition) error 
 	}
 	e.mu.Unlock()
 	keep := map[string]bool{}
+	var served []*registry.Resource
 	for _, sv := range sc.versions {
 		if sv.served {
 			keep[sv.res.GVR.String()] = true
-			e.reg.Add(sv.res)
+			served = append(served, sv.res)
 		}
 	}
+	e.reg.Add(served...) // together: discovery never shows half a CRD
 	if prev != nil {
 		for _, gvr := range prev.gvrs {
 			if !keep[gvr.String()] {

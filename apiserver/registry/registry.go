@@ -7,7 +7,9 @@ import (
 	"github.com/devplane/devplane/apiserver/patch"
 
 	"context"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -185,31 +187,55 @@ func (r *Registry) AddCreateSubresource(gvr schema.GroupVersionResource, name st
 	return true
 }
 
-func (r *Registry) Add(res *Resource) {
-	if res.Store != nil {
-		res.Store.registry = r
+func (r *Registry) Add(res ...*Resource) {
+	changes := make(map[schema.GroupVersionResource]*Resource, len(res))
+	for _, one := range res {
+		if one.Store != nil {
+			one.Store.registry = r
+		}
+		changes[one.GVR] = one
 	}
-	r.update(func(m map[schema.GroupVersionResource]*Resource) { m[res.GVR] = res })
+	r.update(changes)
 }
 
 // Remove stops serving gvr.
 func (r *Registry) Remove(gvr schema.GroupVersionResource) {
-	r.update(func(m map[schema.GroupVersionResource]*Resource) { delete(m, gvr) })
+	r.update(map[schema.GroupVersionResource]*Resource{gvr: nil})
 }
 
-func (r *Registry) update(change func(map[schema.GroupVersionResource]*Resource)) {
+// update applies changes (a nil resource: stop serving it) in one new
+// snapshot. The ordered slice is merged with the sorted changes, not
+// re-sorted: a restart adds hundreds of CRD versions a few at a time.
+func (r *Registry) update(changes map[schema.GroupVersionResource]*Resource) {
+	keys := make([]schema.GroupVersionResource, 0, len(changes))
+	for gvr := range changes {
+		keys = append(keys, gvr)
+	}
+	slices.SortFunc(keys, compareGVR)
+
 	r.mu.Lock()
 	old := r.snapshot.Load()
-	next := make(map[schema.GroupVersionResource]*Resource, len(old.byGVR)+1)
+	next := make(map[schema.GroupVersionResource]*Resource, len(old.byGVR)+len(changes))
 	for k, v := range old.byGVR {
 		next[k] = v
 	}
-	change(next)
-	ordered := make([]*Resource, 0, len(next))
-	for _, v := range next {
-		ordered = append(ordered, v)
+	ordered := make([]*Resource, 0, len(old.ordered)+len(changes))
+	rest := old.ordered
+	for _, gvr := range keys {
+		i, found := slices.BinarySearchFunc(rest, gvr, func(r *Resource, gvr schema.GroupVersionResource) int { return compareGVR(r.GVR, gvr) })
+		ordered = append(ordered, rest[:i]...)
+		if found {
+			i++
+		}
+		rest = rest[i:]
+		if res := changes[gvr]; res != nil {
+			next[gvr] = res
+			ordered = append(ordered, res)
+		} else {
+			delete(next, gvr)
+		}
 	}
-	sort.Slice(ordered, func(i, j int) bool { return lessGVR(ordered[i].GVR, ordered[j].GVR) })
+	ordered = append(ordered, rest...)
 	r.snapshot.Store(&snapshot{byGVR: next, ordered: ordered})
 	listeners := append([]func(){}, r.listeners...)
 	r.mu.Unlock()
@@ -218,16 +244,16 @@ func (r *Registry) update(change func(map[schema.GroupVersionResource]*Resource)
 	}
 }
 
-// lessGVR orders the core group first, then groups, versions and resources
-// alphabetically.
-func lessGVR(a, b schema.GroupVersionResource) bool {
-	if a.Group != b.Group {
-		return a.Group < b.Group
+// compareGVR orders the core group first, then groups, versions and
+// resources alphabetically.
+func compareGVR(a, b schema.GroupVersionResource) int {
+	if c := strings.Compare(a.Group, b.Group); c != 0 {
+		return c
 	}
-	if a.Version != b.Version {
-		return a.Version < b.Version
+	if c := strings.Compare(a.Version, b.Version); c != 0 {
+		return c
 	}
-	return a.Resource < b.Resource
+	return strings.Compare(a.Resource, b.Resource)
 }
 
 // Lookup finds the resource served at group/version/resource.

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -42,12 +43,11 @@ func TestRegistryCopyOnWrite(t *testing.T) {
 		}
 	}()
 	for i := 0; i < pairs; i++ {
-		reg.update(func(m map[schema.GroupVersionResource]*Resource) {
-			for _, p := range []string{"a", "b"} {
-				gvr := schema.GroupVersionResource{Group: "g", Version: "v1", Resource: fmt.Sprintf("%s%d", p, i)}
-				m[gvr] = &Resource{GVR: gvr}
-			}
-		})
+		var pair []*Resource
+		for _, p := range []string{"a", "b"} {
+			pair = append(pair, &Resource{GVR: schema.GroupVersionResource{Group: "g", Version: "v1", Resource: fmt.Sprintf("%s%d", p, i)}})
+		}
+		reg.Add(pair...)
 	}
 	close(stop)
 	wg.Wait()
@@ -97,5 +97,45 @@ func TestRegistryAddLookupRemove(t *testing.T) {
 	}
 	if fired != len(builtin.Kinds())+1 {
 		t.Fatalf("OnChange fired %d times", fired)
+	}
+}
+
+// Resources stays in order and in step with Lookup through adds (new and
+// replacing), removes of present and absent resources, in any order.
+func TestRegistryOrderedThroughChanges(t *testing.T) {
+	reg := New()
+	want := map[schema.GroupVersionResource]*Resource{}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	groups := []string{"", "apps", "example.io", "zeta.io"}
+	randomGVR := func() schema.GroupVersionResource {
+		return schema.GroupVersionResource{Group: groups[rnd.IntN(len(groups))],
+			Version: fmt.Sprintf("v%d", rnd.IntN(3)), Resource: fmt.Sprintf("r%02d", rnd.IntN(20))}
+	}
+	for step := range 2000 {
+		if rnd.IntN(3) == 0 {
+			gvr := randomGVR()
+			reg.Remove(gvr)
+			delete(want, gvr)
+		} else {
+			var batch []*Resource // a CRD's versions come together
+			for range 1 + rnd.IntN(3) {
+				res := &Resource{GVR: randomGVR()}
+				batch = append(batch, res)
+				want[res.GVR] = res
+			}
+			reg.Add(batch...)
+		}
+		got := reg.Resources()
+		if len(got) != len(want) {
+			t.Fatalf("step %d: %d resources, want %d", step, len(got), len(want))
+		}
+		for i, r := range got {
+			if want[r.GVR] != r {
+				t.Fatalf("step %d: %v is not the resource last added", step, r.GVR)
+			}
+			if i > 0 && compareGVR(got[i-1].GVR, r.GVR) >= 0 {
+				t.Fatalf("step %d: %v before %v", step, got[i-1].GVR, r.GVR)
+			}
+		}
 	}
 }
