@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"unsafe"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
@@ -17,7 +18,8 @@ import (
 // as read-only afterwards, as every cached object is: a change through one
 // path would show through every path sharing it.
 func CompactSchemas(crd *apiextensionsv1.CustomResourceDefinition) {
-	in := interner{ids: map[string]int{}, maps: map[int]map[string]apiextensionsv1.JSONSchemaProps{}, nodes: map[int]*apiextensionsv1.JSONSchemaProps{}}
+	in := interner{ids: map[string]int{}, maps: map[int]map[string]apiextensionsv1.JSONSchemaProps{}, nodes: map[int]*apiextensionsv1.JSONSchemaProps{},
+		nodeIDs: map[*apiextensionsv1.JSONSchemaProps]int{}, mapIDs: map[unsafe.Pointer]int{}}
 	for i := range crd.Spec.Versions {
 		if v := crd.Spec.Versions[i].Schema; v != nil && v.OpenAPIV3Schema != nil {
 			v.OpenAPIV3Schema, _ = in.pointer(v.OpenAPIV3Schema)
@@ -32,6 +34,11 @@ type interner struct {
 	ids   map[string]int
 	maps  map[int]map[string]apiextensionsv1.JSONSchemaProps
 	nodes map[int]*apiextensionsv1.JSONSchemaProps
+	// nodeIDs and mapIDs remember the nodes and maps already interned:
+	// the decoder shares equal subtrees already (DecodeCRDJSON), and each
+	// is walked once.
+	nodeIDs map[*apiextensionsv1.JSONSchemaProps]int
+	mapIDs  map[unsafe.Pointer]int
 	// scratch holds a key buffer per depth of node: a node's children
 	// are done with theirs before it writes its own.
 	scratch [][]byte
@@ -53,7 +60,11 @@ func (in *interner) pointer(s *apiextensionsv1.JSONSchemaProps) (*apiextensionsv
 	if s == nil {
 		return nil, 0
 	}
+	if id, ok := in.nodeIDs[s]; ok {
+		return in.nodes[id], id
+	}
 	id := in.node(s)
+	in.nodeIDs[s] = id
 	if shared, ok := in.nodes[id]; ok {
 		return shared, id
 	}
@@ -66,6 +77,10 @@ func (in *interner) pointer(s *apiextensionsv1.JSONSchemaProps) (*apiextensionsv
 func (in *interner) schemaMap(m map[string]apiextensionsv1.JSONSchemaProps) (map[string]apiextensionsv1.JSONSchemaProps, int) {
 	if m == nil {
 		return nil, 0
+	}
+	identity := *(*unsafe.Pointer)(unsafe.Pointer(&m))
+	if id, ok := in.mapIDs[identity]; ok {
+		return in.maps[id], id
 	}
 	names := make([]string, 0, len(m))
 	for name := range m {
@@ -84,6 +99,7 @@ func (in *interner) schemaMap(m map[string]apiextensionsv1.JSONSchemaProps) (map
 		key = binary.AppendUvarint(key, uint64(ids[i]))
 	}
 	id := in.id(key)
+	in.mapIDs[identity] = id
 	if shared, ok := in.maps[id]; ok {
 		return shared, id
 	}

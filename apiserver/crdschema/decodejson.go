@@ -30,6 +30,8 @@ import (
 func DecodeCRDJSON(data []byte, crd *apiextensionsv1.CustomResourceDefinition) (handled bool) {
 	*crd = apiextensionsv1.CustomResourceDefinition{}
 	d := decoder{data: data}
+	d.startSharing()
+	defer d.stopSharing()
 	defer func() {
 		if r := recover(); r != nil {
 			if _, ok := r.(notHandled); !ok && panicOnBug {
@@ -71,6 +73,9 @@ type decoder struct {
 	// tmp holds a temporary schema per nesting level (see tmpProps).
 	tmp   []*apiextensionsv1.JSONSchemaProps
 	level int
+	// share finds equal subtrees decoded before (see decodeshare.go).
+	share    *sharing
+	shareBuf *[]int32
 }
 
 func (d *decoder) bail() { panic(notHandled{}) }
@@ -1238,9 +1243,7 @@ func (d *decoder) propsPtr() *apiextensionsv1.JSONSchemaProps {
 	if d.null() {
 		return nil
 	}
-	p := &apiextensionsv1.JSONSchemaProps{}
-	d.props(p)
-	return p
+	return d.sharedProps()
 }
 
 // jsonPtr decodes a *JSON: null is nil (UnmarshalJSON is not called).
@@ -1260,8 +1263,19 @@ func (d *decoder) propsMap(p *map[string]apiextensionsv1.JSONSchemaProps) {
 		*p = nil
 		return
 	}
+	key, shared := d.sharedKey()
+	if shared {
+		if m, found := d.share.maps[key]; found {
+			d.i += len(key)
+			*p = m
+			return
+		}
+	}
 	d.open('{')
 	m := map[string]apiextensionsv1.JSONSchemaProps{}
+	if shared {
+		defer func() { d.share.maps[key] = m }()
+	}
 	for first := true; d.next('}', &first); {
 		k := string(d.key())
 		if _, dup := m[k]; dup {
@@ -1303,9 +1317,7 @@ func (d *decoder) orBool() *apiextensionsv1.JSONSchemaPropsOrBool {
 		d.literal("false")
 		return &apiextensionsv1.JSONSchemaPropsOrBool{}
 	case '{':
-		p := &apiextensionsv1.JSONSchemaProps{}
-		d.props(p)
-		return &apiextensionsv1.JSONSchemaPropsOrBool{Allows: true, Schema: p}
+		return &apiextensionsv1.JSONSchemaPropsOrBool{Allows: true, Schema: d.sharedProps()}
 	}
 	d.bail()
 	return nil
@@ -1319,9 +1331,7 @@ func (d *decoder) orArray() *apiextensionsv1.JSONSchemaPropsOrArray {
 		d.literal("null")
 		return nil
 	case '{':
-		p := &apiextensionsv1.JSONSchemaProps{}
-		d.props(p)
-		return &apiextensionsv1.JSONSchemaPropsOrArray{Schema: p}
+		return &apiextensionsv1.JSONSchemaPropsOrArray{Schema: d.sharedProps()}
 	case '[':
 		o := &apiextensionsv1.JSONSchemaPropsOrArray{}
 		d.propsSlice(&o.JSONSchemas)
