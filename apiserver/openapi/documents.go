@@ -125,6 +125,14 @@ func groupVersionsOf(resources []Resource) map[string][]Resource {
 	return byGroupVersion
 }
 
+// documentInfo is the info of both documents.
+func documentInfo(version string) *spec.Info {
+	return &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: version}}
+}
+
+// securityRequirement is the security of both documents.
+func securityRequirement() []map[string][]string { return []map[string][]string{{bearerToken: {}}} }
+
 func buildV3Document(version string, resources []Resource, extra SuppliedDefinitions) *spec3.OpenAPI {
 	resolver := newDefinitionResolver(v3RefPrefix, extra)
 	routes := routesForAll(resolveResources(resources, resolver))
@@ -146,7 +154,7 @@ func buildV3Document(version string, resources []Resource, extra SuppliedDefinit
 	}
 	return &spec3.OpenAPI{
 		Version: "3.0.0",
-		Info:    &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: version}},
+		Info:    documentInfo(version),
 		Paths:   &spec3.Paths{Paths: paths},
 		Components: &spec3.Components{
 			Schemas: schemas,
@@ -154,7 +162,7 @@ func buildV3Document(version string, resources []Resource, extra SuppliedDefinit
 				Type: "apiKey", Name: "authorization", In: "header", Description: "Bearer Token authentication",
 			}}},
 		},
-		SecurityRequirement: []map[string][]string{{bearerToken: {}}},
+		SecurityRequirement: securityRequirement(),
 	}
 }
 

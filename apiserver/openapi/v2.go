@@ -393,7 +393,9 @@ func localV2Parts(resources []Resource, own SuppliedDefinitions) v2Parts {
 	resolver := newDefinitionResolver(v2RefPrefix, own)
 	routes := routesForAll(resolveResources(resources, resolver))
 	parts := v2Parts{definitions: map[string]*spec.Schema{}, encoded: map[string][]byte{}}
-	parts.routes, parts.paths = routesByPath(routes)
+	var merged []route
+	parts.routes, merged = routesByPath(routes)
+	parts.paths = v2Paths(merged)
 	// The closure of what the routes reference, as closure() walks it,
 	// with supplied definitions taken as JSON when they come that way.
 	pending := referencedByRoutes(routes)
@@ -482,15 +484,14 @@ func externalV2Fragment(key string, doc *spec.Swagger) *v2Fragment {
 	return f
 }
 
-// routesByPath maps each path that has one route to it; the paths of
-// several routes, merged as v2Paths does, are built as spec.PathItems.
-func routesByPath(routes []route) (map[string]route, map[string]spec.PathItem) {
+// routesByPath maps each path that has one route to it, and returns the
+// routes of paths shared by several, for v2Paths to merge.
+func routesByPath(routes []route) (single map[string]route, merged []route) {
 	count := make(map[string]int, len(routes))
 	for _, rt := range routes {
 		count[rt.path]++
 	}
-	single := make(map[string]route, len(routes))
-	var merged []route
+	single = make(map[string]route, len(routes))
 	for _, rt := range routes {
 		if count[rt.path] == 1 {
 			single[rt.path] = rt
@@ -498,7 +499,7 @@ func routesByPath(routes []route) (map[string]route, map[string]spec.PathItem) {
 			merged = append(merged, rt)
 		}
 	}
-	return single, v2Paths(merged)
+	return single, merged
 }
 
 func v2Paths(routes []route) map[string]spec.PathItem {
@@ -658,7 +659,7 @@ func runsOf(fragments []*v2Fragment, section int) []v2Run {
 // v2Frame is the document's JSON around the paths and definitions members.
 func v2Frame(version string, definitions bool) (head, middle, tail []byte, err error) {
 	var info, securityDefinitions, security []byte
-	info, err = json.Marshal(v2Info(version))
+	info, err = json.Marshal(documentInfo(version))
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -666,7 +667,7 @@ func v2Frame(version string, definitions bool) (head, middle, tail []byte, err e
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	security, err = json.Marshal(v2Security())
+	security, err = json.Marshal(securityRequirement())
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -678,10 +679,6 @@ func v2Frame(version string, definitions bool) (head, middle, tail []byte, err e
 	return head, []byte(`},"definitions":{`), slices.Concat([]byte(`},`), trailer), nil
 }
 
-func v2Info(version string) *spec.Info {
-	return &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: version}}
-}
-
 func v2SecurityDefinitions() spec.SecurityDefinitions {
 	return spec.SecurityDefinitions{
 		bearerToken: {SecuritySchemeProps: spec.SecuritySchemeProps{
@@ -690,8 +687,6 @@ func v2SecurityDefinitions() spec.SecurityDefinitions {
 		}},
 	}
 }
-
-func v2Security() []map[string][]string { return []map[string][]string{{bearerToken: {}}} }
 
 // protobuf assembles the protobuf form: the header's encoding, then each
 // run's members' (see v2Fragment.protobuf).

@@ -203,7 +203,9 @@ func TestV2PathItemFallback(t *testing.T) {
 				t.Fatal("nothing changed")
 			}
 			parts := v2Parts{}
-			parts.routes, parts.paths = routesByPath(routes)
+			var merged []route
+			parts.routes, merged = routesByPath(routes)
+			parts.paths = v2Paths(merged)
 			refused := len(parts.paths) > 0
 			for _, rt := range parts.routes {
 				_, ok := appendV2PathItem(nil, rt)
