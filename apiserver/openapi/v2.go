@@ -65,7 +65,7 @@ type v2Parts struct {
 	routes      map[string]route // paths written from their route (appendV2PathItem)
 	definitions map[string]*spec.Schema
 	encoded     map[string][]byte // definitions supplied as JSON (SuppliedDefinition.V2JSON)
-	scratch     []*[]byte         // the buffers encoded is in, back to v2Scratch once encoded
+	scratch     []*[]byte         // the buffers encoded is in, back to scratchBuffers once encoded
 	refs        []string          // definitions referred to but left to the shared fragment
 	supplied    bool              // whether any definition came from SuppliedDefinitions
 }
@@ -99,10 +99,11 @@ func newV2Fragment(key string, build func() (v2Parts, error)) *v2Fragment {
 	return &v2Fragment{key: key, build: build}
 }
 
-// v2Scratch holds the buffers supplied definitions are written into until
-// their fragment has copied them: hundreds of large CRD schemas each
-// written into fresh memory spent much of a first request faulting pages.
-var v2Scratch = sync.Pool{New: func() any {
+// scratchBuffers holds the buffers supplied definitions (and v3 documents'
+// paths) are written into until their fragment or document has copied
+// them: hundreds of large CRD schemas each written into fresh memory spent
+// much of a first request faulting pages.
+var scratchBuffers = sync.Pool{New: func() any {
 	b := make([]byte, 0, 256<<10)
 	return &b
 }}
@@ -126,7 +127,7 @@ func (f *v2Fragment) encode() error {
 			out = bytes.Clone(out)
 		}
 		for _, buf := range parts.scratch {
-			v2Scratch.Put(buf)
+			scratchBuffers.Put(buf)
 		}
 		f.json, f.refs, f.supplied, f.err = slices.Clip(out), parts.refs, parts.supplied, err
 		f.hash = sha256.Sum256(f.json)
@@ -414,7 +415,7 @@ func localV2Parts(resources []Resource, own SuppliedDefinitions) v2Parts {
 		}
 		parts.supplied = true
 		if supplied.V2JSON != nil {
-			buf := v2Scratch.Get().(*[]byte)
+			buf := scratchBuffers.Get().(*[]byte)
 			data, refs, ok := supplied.V2JSON((*buf)[:0])
 			*buf = data[:0] // keeps what it grew to
 			if ok {
@@ -423,7 +424,7 @@ func localV2Parts(resources []Resource, own SuppliedDefinitions) v2Parts {
 				pending = append(pending, refs...)
 				continue
 			}
-			v2Scratch.Put(buf)
+			scratchBuffers.Put(buf)
 		}
 		if schema, dependencies := resolver.lookup(name); schema != nil {
 			parts.definitions[name] = schema
@@ -485,7 +486,7 @@ func externalV2Fragment(key string, doc *spec.Swagger) *v2Fragment {
 }
 
 // routesByPath maps each path that has one route to it, and returns the
-// routes of paths shared by several, for v2Paths to merge.
+// routes of paths shared by several, which v2Paths and v3Paths merge.
 func routesByPath(routes []route) (single map[string]route, merged []route) {
 	count := make(map[string]int, len(routes))
 	for _, rt := range routes {
