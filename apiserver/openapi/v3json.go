@@ -183,7 +183,7 @@ func (s *encodedSchemas) add(name string, w writtenV3) {
 // encodedV3Closure encodes what closure returns: the supplied definitions
 // among the roots written by V3JSON on all processors (or, when they
 // decline, built as spec.Schemas on all processors, as prefetch does),
-// the rest marshalled one by one.
+// the rest marshalled one by one (the generated ones once and kept).
 func (r *definitionResolver) encodedV3Closure(roots []string) *encodedSchemas {
 	schemas := &encodedSchemas{byName: map[string]encodedSchema{}}
 	var supplied []string
@@ -231,14 +231,13 @@ func (r *definitionResolver) encodedV3Closure(roots []string) *encodedSchemas {
 				continue
 			}
 		}
-		schema, dependencies := r.lookup(name)
-		if schema == nil {
-			continue
-		}
-		data, err := json.Marshal(schema)
+		data, dependencies, err := r.lookupJSON(name)
 		if err != nil {
 			schemas.err = fmt.Errorf("encoding %s: %w", name, err)
 			return schemas
+		}
+		if data == nil {
+			continue
 		}
 		schemas.byName[name] = encodedSchema{json: data}
 		pending = append(pending, dependencies...)
