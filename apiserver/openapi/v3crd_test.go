@@ -43,6 +43,9 @@ func TestV3DocumentsMatchFullBuild(t *testing.T) {
 			}
 		}
 		resources := append(everyBuiltinResource(), custom...)
+		// A group version whose only resource is left out: no paths, no schemas.
+		resources = append(resources, Resource{Group: "unknown.example.com", Version: "v1", Resource: "holders", Kind: "Holder",
+			ListKind: "HolderList", Verbs: allVerbs, DefinitionName: "com.example.unknown.v1.Holder"})
 		s := NewService("v1.37.0")
 		s.Update(resources, extra)
 		groupVersions := groupVersionsOf(resources)
