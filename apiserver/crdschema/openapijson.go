@@ -27,7 +27,7 @@ import (
 //
 // It covers what structural schemas commonly hold. ok is false for
 // anything else (allOf, oneOf, not, anyOf other than int-or-string's,
-// nullable and preserve-unknown-fields nodes, which v2 rewrites,
+// nullable nodes and a preserve-unknown-fields root, which v2 rewrites,
 // non-structural schemas, invalid UTF-8...): callers then use
 // OpenAPISchemaV2, which handles everything.
 func (v *Version) OpenAPISchemaV2JSON(refPrefix string) (data []byte, refs []string, ok bool) {
@@ -37,7 +37,21 @@ func (v *Version) OpenAPISchemaV2JSON(refPrefix string) (data []byte, refs []str
 // AppendOpenAPISchemaV2JSON is OpenAPISchemaV2JSON appended to dst (on
 // false, dst may hold part of it).
 func (v *Version) AppendOpenAPISchemaV2JSON(dst []byte, refPrefix string) (data []byte, refs []string, ok bool) {
-	native, err := nativePropertiesJSON(refPrefix)
+	return v.appendOpenAPISchemaJSON(dst, refPrefix, true)
+}
+
+// AppendOpenAPISchemaV3JSON is AppendOpenAPISchemaV2JSON for
+// OpenAPISchema(), the kind's schema in /openapi/v3 (refPrefix
+// "#/components/schemas/" there): nullable, int-or-string's anyOf and
+// what preserve-unknown-fields nodes hold are kept, as kube keeps them.
+// ok is false for allOf, oneOf, not, other anyOfs, non-structural
+// schemas, invalid UTF-8...: callers then use OpenAPISchema.
+func (v *Version) AppendOpenAPISchemaV3JSON(dst []byte, refPrefix string) (data []byte, refs []string, ok bool) {
+	return v.appendOpenAPISchemaJSON(dst, refPrefix, false)
+}
+
+func (v *Version) appendOpenAPISchemaJSON(dst []byte, refPrefix string, v2 bool) (data []byte, refs []string, ok bool) {
+	native, err := nativePropertiesJSON(v2, refPrefix)
 	if err != nil {
 		return dst, nil, false
 	}
@@ -45,7 +59,7 @@ func (v *Version) AppendOpenAPISchemaV2JSON(dst []byte, refPrefix string) (data 
 	if err != nil {
 		return dst, nil, false
 	}
-	w := &schemaWriter{native: native, buf: dst}
+	w := &schemaWriter{native: native, buf: dst, v2: v2}
 	if validation == nil || validation.OpenAPIV3Schema == nil {
 		// No schema: a bare object, as OpenAPISchema publishes it.
 		w.buf = append(w.buf, `{"type":"object"`...)
@@ -60,19 +74,30 @@ func (v *Version) AppendOpenAPISchemaV2JSON(dst []byte, refPrefix string) (data 
 	return w.buf, native.refs, true
 }
 
-// nativeJSON is kubeNativeProperties encoded, refs under one prefix.
+// nativeJSON is kubeNativeProperties (or kubeNativePropertiesV2) encoded,
+// refs under one prefix.
 type nativeJSON struct {
 	root, embedded map[string][]byte
 	refs           []string
 }
 
-var nativeJSONByPrefix sync.Map // ref prefix -> *nativeJSON
+type nativeJSONKey struct {
+	v2        bool
+	refPrefix string
+}
 
-func nativePropertiesJSON(refPrefix string) (*nativeJSON, error) {
-	if n, ok := nativeJSONByPrefix.Load(refPrefix); ok {
+var nativeJSONByKey sync.Map // nativeJSONKey -> *nativeJSON
+
+func nativePropertiesJSON(v2 bool, refPrefix string) (*nativeJSON, error) {
+	key := nativeJSONKey{v2, refPrefix}
+	if n, ok := nativeJSONByKey.Load(key); ok {
 		return n.(*nativeJSON), nil
 	}
-	properties, err := kubeNativePropertiesV2()
+	native := kubeNativeProperties
+	if v2 {
+		native = kubeNativePropertiesV2
+	}
+	properties, err := native()
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +133,7 @@ func nativePropertiesJSON(refPrefix string) (*nativeJSON, error) {
 	if n.embedded, err = encode(properties.embedded); err != nil {
 		return nil, err
 	}
-	actual, _ := nativeJSONByPrefix.LoadOrStore(refPrefix, n)
+	actual, _ := nativeJSONByKey.LoadOrStore(key, n)
 	return actual.(*nativeJSON), nil
 }
 
@@ -131,6 +156,7 @@ type schemaWriter struct {
 	buf     []byte
 	native  *nativeJSON
 	version *Version // set while writing the root
+	v2      bool     // OpenAPISchemaV2's form, not OpenAPISchema's
 }
 
 var validTypes = map[string]bool{"": true, "string": true, "number": true, "integer": true, "boolean": true, "array": true, "object": true}
@@ -151,11 +177,6 @@ func structuralNode(s *apiextensionsv1.JSONSchemaProps, lvl level) bool {
 		return false
 	}
 	if s.XPreserveUnknownFields != nil && !*s.XPreserveUnknownFields {
-		return false
-	}
-	if s.Nullable {
-		// v2 takes it apart and changes its parent's required: left to
-		// OpenAPISchemaV2.
 		return false
 	}
 	preserve := s.XPreserveUnknownFields != nil
@@ -238,16 +259,22 @@ func (w *schemaWriter) node(s *apiextensionsv1.JSONSchemaProps, lvl level) bool 
 	if !structuralNode(s, lvl) {
 		return false
 	}
+	if s.Nullable && w.v2 {
+		// v2 takes it apart and changes its parent's required: left to
+		// OpenAPISchemaV2.
+		return false
+	}
 	// v2 keeps a preserve-unknown-fields node's items and properties from
 	// kubectl, which would take them as all there is (and an object or
 	// array type with them): still written, to be checked, then cut. At
 	// the root that makes the kind a bare object: left to OpenAPISchemaV2.
-	preserve := s.XPreserveUnknownFields != nil
-	if preserve && lvl == rootLevel {
+	// v3 keeps it all.
+	cutPreserved := s.XPreserveUnknownFields != nil && w.v2
+	if cutPreserved && lvl == rootLevel {
 		return false
 	}
 	typ := s.Type
-	if preserve && (typ == "object" || typ == "array") {
+	if cutPreserved && (typ == "object" || typ == "array") {
 		typ = ""
 	}
 	w.buf = append(w.buf, '{')
@@ -257,6 +284,10 @@ func (w *schemaWriter) node(s *apiextensionsv1.JSONSchemaProps, lvl level) bool 
 	if typ != "" {
 		w.key("type")
 		w.buf = strconv.AppendQuote(w.buf, typ) // one of validTypes
+	}
+	if s.Nullable {
+		w.key("nullable")
+		w.buf = append(w.buf, "true"...)
 	}
 	if s.Format != "" && !w.stringMember("format", s.Format) {
 		return false
@@ -316,7 +347,7 @@ func (w *schemaWriter) node(s *apiextensionsv1.JSONSchemaProps, lvl level) bool 
 	w.integer("minProperties", s.MinProperties)
 	embedded := s.XEmbeddedResource
 	required := s.Required
-	if embedded && !preserve { // as addEmbeddedProperties, which v2 skips under preserve-unknown-fields
+	if embedded && !cutPreserved { // as addEmbeddedProperties, which v2 skips under preserve-unknown-fields
 		required = slices.Clip(required)
 		for _, name := range []string{"kind", "apiVersion"} {
 			if !slices.Contains(required, name) {
@@ -333,16 +364,21 @@ func (w *schemaWriter) node(s *apiextensionsv1.JSONSchemaProps, lvl level) bool 
 		if !w.node(s.Items.Schema, itemLevel) {
 			return false
 		}
-		if preserve {
+		if cutPreserved {
 			w.buf = w.buf[:mark]
 		}
 	}
-	// No anyOf: Unfold gives int-or-string one, and v2 drops it.
+	// Unfold gives int-or-string this anyOf (structuralNode let no other
+	// through); v2 drops it.
+	if !w.v2 && (s.XIntOrString || s.AnyOf != nil) {
+		w.key("anyOf")
+		w.buf = append(w.buf, `[{"type":"integer"},{"type":"string"}]`...)
+	}
 	mark := len(w.buf)
 	if !w.properties(s, lvl, embedded) {
 		return false
 	}
-	if preserve {
+	if cutPreserved {
 		w.buf = w.buf[:mark]
 	}
 	if ap := s.AdditionalProperties; ap != nil {

@@ -18,12 +18,35 @@ import (
 
 const v2RefPrefix = "#/definitions/"
 
-// referenceJSON is what /openapi/v2 makes of the version without
-// OpenAPISchemaV2JSON: OpenAPISchemaV2 (kube's v2 schema,
-// TestOpenAPISchemaV2IsKubesV2Schema), refs moved under prefix, marshalled.
-func referenceJSON(t testing.TB, v *Version, prefix string) []byte {
+// schemaForm is one of the two forms the JSON writer makes.
+type schemaForm struct {
+	name      string
+	v2        bool
+	refPrefix string // where the documents of that form put definitions
+}
+
+var schemaForms = []schemaForm{{"v2", true, v2RefPrefix}, {"v3", false, v3RefPrefix}}
+
+// appendJSON is AppendOpenAPISchemaV2JSON or AppendOpenAPISchemaV3JSON.
+func (f schemaForm) appendJSON(v *Version, dst []byte) ([]byte, []string, bool) {
+	if f.v2 {
+		return v.AppendOpenAPISchemaV2JSON(dst, f.refPrefix)
+	}
+	return v.AppendOpenAPISchemaV3JSON(dst, f.refPrefix)
+}
+
+// referenceJSON is what the documents make of the version without the
+// JSON writer: OpenAPISchemaV2 (kube's v2 schema,
+// TestOpenAPISchemaV2IsKubesV2Schema) or OpenAPISchema (v3,
+// TestOpenAPISchemaIsTheDocumentsSchema), refs moved under the form's
+// prefix, marshalled.
+func referenceJSON(t testing.TB, v *Version, f schemaForm) []byte {
 	t.Helper()
-	s, err := v.OpenAPISchemaV2()
+	build := v.OpenAPISchema
+	if f.v2 {
+		build = v.OpenAPISchemaV2
+	}
+	s, err := build()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +57,7 @@ func referenceJSON(t testing.TB, v *Version, prefix string) []byte {
 			if !ok {
 				return ref
 			}
-			r := spec.MustCreateRef(prefix + target)
+			r := spec.MustCreateRef(f.refPrefix + target)
 			return &r
 		},
 	}
@@ -45,44 +68,53 @@ func referenceJSON(t testing.TB, v *Version, prefix string) []byte {
 	return data
 }
 
-// requireSameJSON checks OpenAPISchemaV2JSON against the reference, byte for
-// byte; it reports whether the fast path took the version.
-func requireSameJSON(t *testing.T, v *Version) bool {
+// requireSameJSON checks the form's JSON writer against the reference,
+// byte for byte; it reports whether the fast path took the version.
+func requireSameJSON(t *testing.T, v *Version, f schemaForm) bool {
 	t.Helper()
-	got, refs, ok := v.OpenAPISchemaV2JSON(v2RefPrefix)
+	got, refs, ok := f.appendJSON(v, nil)
 	if !ok {
 		return false
 	}
-	want := referenceJSON(t, v, v2RefPrefix)
+	want := referenceJSON(t, v, f)
 	if !bytes.Equal(got, want) {
 		i := 0
 		for i < len(got) && i < len(want) && got[i] == want[i] {
 			i++
 		}
 		from := max(0, i-200)
-		t.Fatalf("%s: differs at byte %d:\n got …%.400s\nwant …%.400s", v.GVK, i, got[from:], want[from:])
+		t.Fatalf("%s %s: differs at byte %d:\n got …%.400s\nwant …%.400s", f.name, v.GVK, i, got[from:], want[from:])
 	}
 	wantRefs := 0
-	if bytes.Contains(want, []byte(v2RefPrefix)) {
+	if bytes.Contains(want, []byte(f.refPrefix)) {
 		wantRefs = 1
 	}
 	if len(refs) != wantRefs || (wantRefs == 1 && refs[0] != "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta") {
-		t.Fatalf("%s: refs %v", v.GVK, refs)
+		t.Fatalf("%s %s: refs %v", f.name, v.GVK, refs)
 	}
 	return true
 }
 
-func TestOpenAPISchemaV2JSONTestdata(t *testing.T) {
+func TestOpenAPISchemaJSONTestdata(t *testing.T) {
+	preserveRoot := embeddingCRD()
+	preserveRoot.Spec.Versions[0].Schema.OpenAPIV3Schema.XPreserveUnknownFields = ptr.To(true)
+	nullable := nullableCRD()
+	spec := nullable.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+	delete(spec.Properties, "either") // an anyOf neither form writes
+	nullable.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"] = spec
 	for _, tc := range []struct {
 		crd      *apiextensionsv1.CustomResourceDefinition
 		versions []string
-		fast     bool
+		v2, v3   bool // on the fast path in that form
 	}{
-		{loadCRD(t, "crontabs.yaml"), []string{"v1", "v2"}, true},
-		{loadCRD(t, "widgets.yaml"), []string{"v1alpha1", "v1"}, true},
-		{readCRD(t, "nonstructural.yaml"), nil, false},
-		{largeCRD(), []string{"v1"}, true},
-		{embeddingCRD(), []string{"v1"}, true},
+		{loadCRD(t, "crontabs.yaml"), []string{"v1", "v2"}, true, true},
+		{loadCRD(t, "widgets.yaml"), []string{"v1alpha1", "v1"}, true, true},
+		{readCRD(t, "nonstructural.yaml"), nil, false, false},
+		{largeCRD(), []string{"v1"}, true, true},
+		{embeddingCRD(), []string{"v1"}, true, true},
+		{preserveRoot, []string{"v1"}, false, true},
+		{nullableCRD(), []string{"v1"}, false, false},
+		{nullable, []string{"v1"}, false, true},
 	} {
 		versions := tc.versions
 		if versions == nil {
@@ -92,30 +124,42 @@ func TestOpenAPISchemaV2JSONTestdata(t *testing.T) {
 		}
 		for _, version := range versions {
 			v := compileVersion(t, tc.crd, version)
-			if fast := requireSameJSON(t, v); fast != tc.fast {
-				t.Errorf("%s %s: fast path %v, want %v", tc.crd.Name, version, fast, tc.fast)
+			for _, f := range schemaForms {
+				want := tc.v3
+				if f.v2 {
+					want = tc.v2
+				}
+				if fast := requireSameJSON(t, v, f); fast != want {
+					t.Errorf("%s %s %s: fast path %v, want %v", f.name, tc.crd.Name, version, fast, want)
+				}
 			}
 		}
 	}
 }
 
-func TestOpenAPISchemaV2JSONProviderCRDs(t *testing.T) {
+func TestOpenAPISchemaJSONProviderCRDs(t *testing.T) {
 	for i, crd := range crdgen.ProviderCRDs(20, 1) {
 		DefaultCRD(crd)
 		for _, version := range crd.Spec.Versions {
-			if !requireSameJSON(t, compileVersion(t, crd, version.Name)) {
-				t.Fatalf("provider CRD %d %s: not on the fast path", i, version.Name)
+			v := compileVersion(t, crd, version.Name)
+			for _, f := range schemaForms {
+				if !requireSameJSON(t, v, f) {
+					t.Fatalf("%s: provider CRD %d %s: not on the fast path", f.name, i, version.Name)
+				}
 			}
 		}
 	}
 }
 
 // A version without a schema is a bare object on both paths.
-func TestOpenAPISchemaV2JSONWithoutSchema(t *testing.T) {
+func TestOpenAPISchemaJSONWithoutSchema(t *testing.T) {
 	crd := embeddingCRD()
 	crd.Spec.Versions[0].Schema = nil
-	if !requireSameJSON(t, compileVersion(t, crd, "v1")) {
-		t.Fatal("not on the fast path")
+	v := compileVersion(t, crd, "v1")
+	for _, f := range schemaForms {
+		if !requireSameJSON(t, v, f) {
+			t.Fatalf("%s: not on the fast path", f.name)
+		}
 	}
 }
 
@@ -139,7 +183,7 @@ func schemaCRD(schema *apiextensionsv1.JSONSchemaProps, selectable ...string) *a
 
 func raw(s string) *apiextensionsv1.JSON { return &apiextensionsv1.JSON{Raw: []byte(s)} }
 
-func TestOpenAPISchemaV2JSONEdgeCases(t *testing.T) {
+func TestOpenAPISchemaJSONEdgeCases(t *testing.T) {
 	str := apiextensionsv1.JSONSchemaProps{Type: "string"}
 	object := func(properties map[string]apiextensionsv1.JSONSchemaProps) *apiextensionsv1.JSONSchemaProps {
 		return &apiextensionsv1.JSONSchemaProps{Type: "object", Properties: properties}
@@ -151,33 +195,42 @@ func TestOpenAPISchemaV2JSONEdgeCases(t *testing.T) {
 	for name, tc := range map[string]struct {
 		schema     *apiextensionsv1.JSONSchemaProps
 		selectable []string
-		fast       bool
+		v2, v3     bool // on the fast path in that form
 	}{
 		"embedded resources": {schema: object(map[string]apiextensionsv1.JSONSchemaProps{
 			"one":  embedded,
 			"list": {Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &embedded}},
 			"map":  {Type: "object", AdditionalProperties: &apiextensionsv1.JSONSchemaPropsOrBool{Allows: true, Schema: &embedded}},
-		}), fast: true},
+		}), v2: true, v3: true},
 		// v2 publishes a preserve-unknown-fields root as a bare object.
-		"embedded root": {schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XEmbeddedResource: true, XPreserveUnknownFields: ptr.To(true)}, fast: false},
+		"embedded root": {schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XEmbeddedResource: true, XPreserveUnknownFields: ptr.To(true)}, v3: true},
 		"int-or-string": {schema: object(map[string]apiextensionsv1.JSONSchemaProps{
 			"bare":    {XIntOrString: true},
 			"pattern": {XIntOrString: true, AnyOf: []apiextensionsv1.JSONSchemaProps{{Type: "integer"}, {Type: "string"}}, Pattern: "^[0-9]+%?$"},
 			"typed":   {Type: "string", AnyOf: []apiextensionsv1.JSONSchemaProps{{Type: "integer"}, {Type: "string"}}},
-		}), fast: true},
+		}), v2: true, v3: true},
 		"preserve unknown fields at the root": {schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true),
-			Properties: map[string]apiextensionsv1.JSONSchemaProps{"any": {XPreserveUnknownFields: ptr.To(true)}}}, fast: false},
+			Properties: map[string]apiextensionsv1.JSONSchemaProps{"any": {XPreserveUnknownFields: ptr.To(true)}}}, v3: true},
 		"preserve unknown fields": {schema: object(map[string]apiextensionsv1.JSONSchemaProps{
 			"any":    {XPreserveUnknownFields: ptr.To(true)},
 			"object": {Type: "object", XPreserveUnknownFields: ptr.To(true), Properties: map[string]apiextensionsv1.JSONSchemaProps{"kept": {Type: "string"}}},
 			"list":   {Type: "array", XPreserveUnknownFields: ptr.To(true), Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{Type: "string"}}},
 			"embedded": {Type: "object", XEmbeddedResource: true, XPreserveUnknownFields: ptr.To(true),
 				Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object"}}},
-		}), fast: true},
+		}), v2: true, v3: true},
 		// v2 strips nullable nodes and their parents' required: left to
-		// OpenAPISchemaV2.
+		// OpenAPISchemaV2. v3 keeps them as they are.
 		"nullable": {schema: object(map[string]apiextensionsv1.JSONSchemaProps{
-			"a": {Type: "string", Nullable: true}}), fast: false},
+			"a": {Type: "string", Nullable: true}}), v3: true},
+		"nullable everywhere": {schema: &apiextensionsv1.JSONSchemaProps{Type: "object", Required: []string{"a", "list"},
+			Properties: map[string]apiextensionsv1.JSONSchemaProps{
+				"a":      {Type: "object", Nullable: true, Properties: map[string]apiextensionsv1.JSONSchemaProps{"b": {Type: "string", Nullable: true, Default: raw(`null`)}}},
+				"list":   {Type: "array", Nullable: true, Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{Type: "integer", Nullable: true}}},
+				"map":    {Type: "object", AdditionalProperties: &apiextensionsv1.JSONSchemaPropsOrBool{Allows: true, Schema: &apiextensionsv1.JSONSchemaProps{Type: "string", Nullable: true}}},
+				"port":   {XIntOrString: true, Nullable: true},
+				"any":    {Type: "object", Nullable: true, XPreserveUnknownFields: ptr.To(true)},
+				"object": {Type: "object", Nullable: true, XEmbeddedResource: true, Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": str}},
+			}}, v3: true},
 		"defaults, examples, enums": {schema: object(map[string]apiextensionsv1.JSONSchemaProps{
 			"a": {Type: "string", Default: raw(`"x<&>\u2028y"`), Enum: []apiextensionsv1.JSON{*raw(`"x<&>\u2028y"`), *raw(`null`), *raw(`"b"`)}},
 			"b": {Type: "number", Default: raw(`1.0`), Example: raw(`1e21`), Minimum: ptr.To(-0.000000125), Maximum: ptr.To(1e300), MultipleOf: ptr.To(0.5)},
@@ -188,7 +241,7 @@ func TestOpenAPISchemaV2JSONEdgeCases(t *testing.T) {
 				ExternalDocs: &apiextensionsv1.ExternalDocumentation{URL: "https://example.com/?a=1&b=2"}},
 			"g": {Type: "boolean", Default: raw(`false`), Example: raw(`false`)},
 			"h": {Type: "string", Description: "quote \" backslash \\ tab \t newline \n nul \x00 del \x7f é 𝄞", Example: raw(`[1]`)},
-		}), fast: true},
+		}), v2: true, v3: true},
 		"lists and maps": {schema: object(map[string]apiextensionsv1.JSONSchemaProps{
 			"set":    {Type: "array", XListType: ptr.To("set"), Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &str}},
 			"map":    {Type: "array", XListType: ptr.To("map"), XListMapKeys: []string{"name", "port"}, Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: object(map[string]apiextensionsv1.JSONSchemaProps{"name": str, "port": {Type: "integer", Format: "int32"}})}},
@@ -196,7 +249,7 @@ func TestOpenAPISchemaV2JSONEdgeCases(t *testing.T) {
 			"atomic": {Type: "object", XMapType: ptr.To("atomic"), AdditionalProperties: &apiextensionsv1.JSONSchemaPropsOrBool{Allows: true}},
 			"closed": {Type: "object", AdditionalProperties: &apiextensionsv1.JSONSchemaPropsOrBool{Allows: false}, MaxProperties: ptr.To[int64](3), MinProperties: ptr.To[int64](1)},
 			"both":   {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"x": str}, AdditionalProperties: &apiextensionsv1.JSONSchemaPropsOrBool{Schema: &str}},
-		}), fast: true},
+		}), v2: true, v3: true},
 		"validations": {schema: &apiextensionsv1.JSONSchemaProps{Type: "object",
 			XValidations: apiextensionsv1.ValidationRules{
 				{Rule: "self.a == self.b", Message: "a <> b"},
@@ -205,15 +258,15 @@ func TestOpenAPISchemaV2JSONEdgeCases(t *testing.T) {
 				{Rule: "true", OptionalOldSelf: ptr.To(true)},
 			},
 			Properties: map[string]apiextensionsv1.JSONSchemaProps{"a": {Type: "integer"}, "b": {Type: "integer",
-				XValidations: apiextensionsv1.ValidationRules{{Rule: "self >= 0"}}}}}, fast: true},
+				XValidations: apiextensionsv1.ValidationRules{{Rule: "self >= 0"}}}}}, v2: true, v3: true},
 		"selectable fields": {schema: object(map[string]apiextensionsv1.JSONSchemaProps{
 			"spec": *object(map[string]apiextensionsv1.JSONSchemaProps{"color": str, "size": {Type: "integer"}})}),
-			selectable: []string{".spec.color", ".spec.size"}, fast: true},
+			selectable: []string{".spec.color", ".spec.size"}, v2: true, v3: true},
 		"root metadata, apiVersion and kind replaced": {schema: &apiextensionsv1.JSONSchemaProps{Type: "object", Required: []string{"spec"},
 			Properties: map[string]apiextensionsv1.JSONSchemaProps{
 				"apiVersion": {Type: "string", Description: "mine"}, "kind": str,
 				"metadata": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"name": {Type: "string", MaxLength: ptr.To[int64](10)}}},
-				"spec":     {Type: "object"}}}, fast: true},
+				"spec":     {Type: "object"}}}, v2: true, v3: true},
 		"nested validations: not covered": {schema: object(map[string]apiextensionsv1.JSONSchemaProps{
 			"x": {Type: "object", OneOf: []apiextensionsv1.JSONSchemaProps{{Required: []string{"a"}}, {Required: []string{"b"}}},
 				Properties: map[string]apiextensionsv1.JSONSchemaProps{"a": str, "b": str}}})},
@@ -225,14 +278,20 @@ func TestOpenAPISchemaV2JSONEdgeCases(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			v := compileVersion(t, schemaCRD(tc.schema, tc.selectable...), "v1")
-			if tc.schema.Properties["x"].Description == "bad \xff" {
-				if _, _, ok := v.OpenAPISchemaV2JSON(v2RefPrefix); ok {
-					t.Fatal("invalid UTF-8 on the fast path")
+			for _, f := range schemaForms {
+				if tc.schema.Properties["x"].Description == "bad \xff" {
+					if _, _, ok := f.appendJSON(v, nil); ok {
+						t.Fatalf("%s: invalid UTF-8 on the fast path", f.name)
+					}
+					continue
 				}
-				return
-			}
-			if fast := requireSameJSON(t, v); fast != tc.fast {
-				t.Errorf("fast path %v, want %v", fast, tc.fast)
+				want := tc.v3
+				if f.v2 {
+					want = tc.v2
+				}
+				if fast := requireSameJSON(t, v, f); fast != want {
+					t.Errorf("%s: fast path %v, want %v", f.name, fast, want)
+				}
 			}
 		})
 	}
@@ -240,8 +299,8 @@ func TestOpenAPISchemaV2JSONEdgeCases(t *testing.T) {
 
 // Random schemas over every field the writer handles, and some it leaves to
 // OpenAPISchema: whatever it takes must come out byte for byte the same.
-func TestOpenAPISchemaV2JSONRandom(t *testing.T) {
-	fast := 0
+func TestOpenAPISchemaJSONRandom(t *testing.T) {
+	fast := map[string]int{}
 	const n = 3000
 	for seed := range uint64(n) {
 		g := &schemaGen{r: rand.New(rand.NewPCG(seed, 7))}
@@ -256,14 +315,18 @@ func TestOpenAPISchemaV2JSONRandom(t *testing.T) {
 		}
 		v := compileVersion(t, schemaCRD(schema, selectable...), "v1")
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			if requireSameJSON(t, v) {
-				fast++
+			for _, f := range schemaForms {
+				if requireSameJSON(t, v, f) {
+					fast[f.name]++
+				}
 			}
 		})
 	}
-	t.Logf("%d of %d random schemas on the fast path", fast, n)
-	if fast < n/4 {
-		t.Errorf("only %d of %d random schemas on the fast path", fast, n)
+	for _, f := range schemaForms {
+		t.Logf("%s: %d of %d random schemas on the fast path", f.name, fast[f.name], n)
+		if fast[f.name] < n/4 {
+			t.Errorf("%s: only %d of %d random schemas on the fast path", f.name, fast[f.name], n)
+		}
 	}
 }
 
@@ -404,7 +467,7 @@ func (g *schemaGen) schema(depth int) *apiextensionsv1.JSONSchemaProps {
 	return s
 }
 
-func BenchmarkOpenAPISchemaV2JSONProviderCRDs(b *testing.B) {
+func BenchmarkOpenAPISchemaJSONProviderCRDs(b *testing.B) {
 	var versions []*Version
 	for _, crd := range crdgen.ProviderCRDs(20, 1) {
 		DefaultCRD(crd)
@@ -412,26 +475,32 @@ func BenchmarkOpenAPISchemaV2JSONProviderCRDs(b *testing.B) {
 			versions = append(versions, compileVersion(b, crd, version.Name))
 		}
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		for _, v := range versions {
-			if _, _, ok := v.OpenAPISchemaV2JSON(v2RefPrefix); !ok {
-				b.Fatal("not on the fast path")
+	for _, f := range schemaForms {
+		b.Run(f.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, v := range versions {
+					if _, _, ok := f.appendJSON(v, nil); !ok {
+						b.Fatal("not on the fast path")
+					}
+				}
 			}
-		}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(versions)), "µs/version")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(versions)), "µs/version")
 }
 
-// AppendOpenAPISchemaV2JSON appends: what dst held stays in front.
-func TestAppendOpenAPISchemaV2JSONAppends(t *testing.T) {
+// The writers append: what dst held stays in front.
+func TestAppendOpenAPISchemaJSONAppends(t *testing.T) {
 	v := compileVersion(t, loadCRD(t, "crontabs.yaml"), "v1")
-	want, _, ok := v.OpenAPISchemaV2JSON(v2RefPrefix)
-	if !ok {
-		t.Fatal("crontabs v1 not on the fast path")
-	}
-	got, _, ok := v.AppendOpenAPISchemaV2JSON([]byte("prefix:"), v2RefPrefix)
-	if !ok || string(got) != "prefix:"+string(want) {
-		t.Fatalf("appended %.80q…, want prefix:%.80q…", got, want)
+	for _, f := range schemaForms {
+		want, _, ok := f.appendJSON(v, nil)
+		if !ok {
+			t.Fatalf("%s: crontabs v1 not on the fast path", f.name)
+		}
+		got, _, ok := f.appendJSON(v, []byte("prefix:"))
+		if !ok || string(got) != "prefix:"+string(want) {
+			t.Fatalf("%s: appended %.80q…, want prefix:%.80q…", f.name, got, want)
+		}
 	}
 }

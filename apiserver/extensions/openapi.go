@@ -1,6 +1,7 @@
 package extensions
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -10,8 +11,11 @@ import (
 	"github.com/devplane/devplane/apiserver/openapi"
 )
 
-// v2RefPrefix is where /openapi/v2's local refs point.
-const v2RefPrefix = "#/definitions/"
+// Where /openapi/v2's and /openapi/v3's local refs point.
+const (
+	v2RefPrefix = "#/definitions/"
+	v3RefPrefix = "#/components/schemas/"
+)
 
 // customPatchTypes: custom resources have no strategic merge patch.
 var customPatchTypes = []string{openapi.PatchTypeJSON, openapi.PatchTypeMerge, openapi.PatchTypeApplyYAML}
@@ -42,14 +46,17 @@ func (e *Extensions) OpenAPI() ([]openapi.Resource, openapi.SuppliedDefinitions)
 			Schema: openapi.SchemaOrNil(v.OpenAPISchema),
 			V2:     openapi.SchemaOrNil(v.OpenAPISchemaV2),
 			V2JSON: func(dst []byte) ([]byte, []string, bool) { return v.AppendOpenAPISchemaV2JSON(dst, v2RefPrefix) },
+			V3JSON: func(dst []byte) ([]byte, []string, bool) { return v.AppendOpenAPISchemaV3JSON(dst, v3RefPrefix) },
 		}
 		listModel := strings.TrimSuffix(model, res.Kind) + res.ListKind
 		group, version, listKind := res.GVR.Group, res.GVR.Version, res.ListKind
 		extra[listModel] = openapi.SuppliedDefinition{
 			Schema: func() *spec.Schema { return listSchema(model, group, version, listKind) },
 			V2JSON: func(dst []byte) ([]byte, []string, bool) {
-				data, refs, ok := listSchemaV2JSON(model, group, version, listKind)
-				return append(dst, data...), refs, ok
+				return appendListSchemaJSON(dst, model, group, version, listKind, true)
+			},
+			V3JSON: func(dst []byte) ([]byte, []string, bool) {
+				return appendListSchemaJSON(dst, model, group, version, listKind, false)
 			},
 		}
 		out = append(out, openapi.Resource{
@@ -93,34 +100,43 @@ func listSchema(itemModel, group, version, listKind string) *spec.Schema {
 	return s
 }
 
-// listSchemaV2JSON writes listSchema as /openapi/v2 publishes it (see
-// openapi.SuppliedDefinition.V2JSON): building, rewriting and marshalling
-// the spec.Schema of each list cost a cold /openapi/v2 about a fifth of
-// its time with hundreds of custom resources. ok is false for names that
-// would need escaping; the spec.Schema is used then.
-func listSchemaV2JSON(itemModel, group, version, listKind string) ([]byte, []string, bool) {
+// appendListSchemaJSON writes listSchema as /openapi/v2 (v2) or
+// /openapi/v3 publishes it (see openapi.SuppliedDefinition.V2JSON and
+// V3JSON): building, rewriting and marshalling the spec.Schema of each
+// list cost a cold /openapi/v2 about a fifth of its time with hundreds of
+// custom resources. ok is false for names that would need escaping; the
+// spec.Schema is used then.
+func appendListSchemaJSON(dst []byte, itemModel, group, version, listKind string, v2 bool) ([]byte, []string, bool) {
 	if itemModel == "" {
-		return nil, nil, false
+		return dst, nil, false
 	}
 	for _, s := range []string{itemModel, group, version, listKind} {
 		for i := 0; i < len(s); i++ {
 			if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-' || c == '_') {
-				return nil, nil, false
+				return dst, nil, false
 			}
 		}
 	}
 	const listMeta = "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta"
-	data := make([]byte, 0, 640+len(itemModel)+2*len(listKind)+len(group)+len(version))
+	refPrefix := v3RefPrefix
+	// v3 wraps a $ref with siblings in allOf (builder3/util.WrapRefs).
+	metadata := `"metadata":{"description":"Standard list metadata.","allOf":[{"$ref":"` + v3RefPrefix + listMeta + `"}]}},`
+	if v2 {
+		refPrefix = v2RefPrefix
+		metadata = `"metadata":{"description":"Standard list metadata.","$ref":"` + v2RefPrefix + listMeta + `"}},`
+	}
+	data := slices.Grow(dst, 680+len(itemModel)+2*len(listKind)+len(group)+len(version))
 	data = append(data, `{"description":"`...)
 	data = append(data, listKind+" is a list of "+strings.TrimSuffix(listKind, "List")...)
 	data = append(data, `","type":"object","required":["items"],"properties":{`+
 		`"apiVersion":{"description":"APIVersion defines the versioned schema of this representation of an object.","type":"string"},`+
-		`"items":{"type":"array","items":{"$ref":"`+v2RefPrefix...)
+		`"items":{"type":"array","items":{"$ref":"`...)
+	data = append(data, refPrefix...)
 	data = append(data, itemModel...)
 	data = append(data, `"}},`+
-		`"kind":{"description":"Kind is a string value representing the REST resource this object represents.","type":"string"},`+
-		`"metadata":{"description":"Standard list metadata.","$ref":"`+v2RefPrefix+listMeta+`"}},`+
-		`"x-kubernetes-group-version-kind":[{"group":"`...)
+		`"kind":{"description":"Kind is a string value representing the REST resource this object represents.","type":"string"},`...)
+	data = append(data, metadata...)
+	data = append(data, `"x-kubernetes-group-version-kind":[{"group":"`...)
 	data = append(data, group+`","kind":"`+listKind+`","version":"`+version+`"}]}`...)
 	return data, []string{listMeta, itemModel}, true
 }

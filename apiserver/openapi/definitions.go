@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"encoding/json"
 	"reflect"
 	"slices"
 	"sort"
@@ -117,6 +118,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 type renderedDefinition struct {
 	schema       *spec.Schema
 	dependencies []string
+	json         []byte // json.Marshal(schema), once a v3 document needed it
 }
 
 func refCallback(refPrefix string) common.ReferenceCallback {
@@ -181,14 +183,39 @@ func (c *definitionCache) has(name string) bool {
 func (c *definitionCache) lookup(name string) (*spec.Schema, []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	rendered, _ := c.renderedLocked(name)
+	return rendered.schema, rendered.dependencies
+}
+
+// lookupJSON is lookup with the definition as json.Marshal writes it,
+// marshalled on first use and kept: each v3 document of custom resources
+// splices the same ObjectMeta, Status... (nil for a name that is not
+// generated).
+func (c *definitionCache) lookupJSON(name string) ([]byte, []string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rendered, ok := c.renderedLocked(name)
+	if !ok || rendered.json != nil {
+		return rendered.json, rendered.dependencies, nil
+	}
+	data, err := json.Marshal(rendered.schema)
+	if err != nil {
+		return nil, nil, err
+	}
+	rendered.json = data
+	c.rendered[name] = rendered
+	return rendered.json, rendered.dependencies, nil
+}
+
+func (c *definitionCache) renderedLocked(name string) (renderedDefinition, bool) {
 	rendered, ok := c.rendered[name]
 	if !ok {
 		if rendered, ok = renderDefinition(c.refPrefix, c.ref, name); !ok {
-			return nil, nil
+			return renderedDefinition{}, false
 		}
 		c.rendered[name] = rendered
 	}
-	return rendered.schema, rendered.dependencies
+	return rendered, true
 }
 
 // all builds every generated definition and returns them by name.
@@ -393,6 +420,19 @@ func (r *definitionResolver) lookup(name string) (*spec.Schema, []string) {
 		return converted, referencedDefinitions(converted)
 	}
 	return r.generated.lookup(name)
+}
+
+// lookupJSON is lookup with the definition as json.Marshal writes it.
+func (r *definitionResolver) lookupJSON(name string) ([]byte, []string, error) {
+	if _, ok := r.extra[name]; !ok {
+		return r.generated.lookupJSON(name)
+	}
+	schema, dependencies := r.lookup(name)
+	if schema == nil {
+		return nil, nil, nil
+	}
+	data, err := json.Marshal(schema)
+	return data, dependencies, err
 }
 
 // convert builds a supplied definition in the resolver's flavor.

@@ -125,13 +125,23 @@ func groupVersionsOf(resources []Resource) map[string][]Resource {
 	return byGroupVersion
 }
 
-func buildV3Document(version string, resources []Resource, extra SuppliedDefinitions) *spec3.OpenAPI {
-	resolver := newDefinitionResolver(v3RefPrefix, extra)
-	routes := routesForAll(resolveResources(resources, resolver))
+// documentInfo is the info of both documents.
+func documentInfo(version string) *spec.Info {
+	return &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: version}}
+}
 
-	roots := referencedByRoutes(routes)
-	resolver.prefetch(roots)
-	schemas := resolver.closure(roots)
+// securityRequirement is the security of both documents.
+func securityRequirement() []map[string][]string { return []map[string][]string{{bearerToken: {}}} }
+
+func v3SecuritySchemes() spec3.SecuritySchemes {
+	return spec3.SecuritySchemes{bearerToken: {SecuritySchemeProps: spec3.SecuritySchemeProps{
+		Type: "apiKey", Name: "authorization", In: "header", Description: "Bearer Token authentication",
+	}}}
+}
+
+// v3Paths builds the routes' path items; routes of the same path are
+// merged into one item, the last one's parameters winning.
+func v3Paths(routes []route) map[string]*spec3.Path {
 	paths := map[string]*spec3.Path{}
 	for _, rt := range routes {
 		item, ok := paths[rt.path]
@@ -144,18 +154,7 @@ func buildV3Document(version string, resources []Resource, extra SuppliedDefinit
 			setOperation(op.method, v3Operation(op), &item.Get, &item.Put, &item.Post, &item.Patch, &item.Delete)
 		}
 	}
-	return &spec3.OpenAPI{
-		Version: "3.0.0",
-		Info:    &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: version}},
-		Paths:   &spec3.Paths{Paths: paths},
-		Components: &spec3.Components{
-			Schemas: schemas,
-			SecuritySchemes: spec3.SecuritySchemes{bearerToken: {SecuritySchemeProps: spec3.SecuritySchemeProps{
-				Type: "apiKey", Name: "authorization", In: "header", Description: "Bearer Token authentication",
-			}}},
-		},
-		SecurityRequirement: []map[string][]string{{bearerToken: {}}},
-	}
+	return paths
 }
 
 func v3Ref(definition string) *spec.Schema {

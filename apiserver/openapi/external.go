@@ -1,6 +1,8 @@
 package openapi
 
 import (
+	"encoding/json"
+
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
@@ -27,7 +29,7 @@ func (s *Service) SetExternal(group, version string, doc External) {
 	s.external[key] = doc
 	if doc.V3 != nil {
 		v3 := doc.V3
-		s.v3.set(key, &v3Document{build: func() *spec3.OpenAPI { return v3 }})
+		s.v3.set(key, &v3Document{build: func() ([]byte, error) { return json.Marshal(v3) }})
 	} else {
 		s.v3.remove(key)
 	}

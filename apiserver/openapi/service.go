@@ -20,7 +20,6 @@ import (
 	"sync/atomic"
 
 	"github.com/NYTimes/gziphandler"
-	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
@@ -68,6 +67,11 @@ type SuppliedDefinition struct {
 	// most of the first /openapi/v2 request. ok false: Schema is used.
 	// It appends to dst (a reused buffer: no fresh memory per schema).
 	V2JSON func(dst []byte) (json []byte, refs []string, ok bool)
+	// V3JSON, optional, is V2JSON for /openapi/v3: exactly what
+	// spec.Schema.MarshalJSON makes of Schema() with its local refs under
+	// #/components/schemas/ and refs with siblings wrapped in allOf (as
+	// the v3 documents hold it), and the definitions those refs name.
+	V3JSON func(dst []byte) (json []byte, refs []string, ok bool)
 }
 
 // SchemaOrNil makes a SuppliedDefinition builder of build, which may fail:
@@ -193,7 +197,7 @@ func (s *Service) updateLocked(resources []Resource, extra SuppliedDefinitions) 
 }
 
 func (s *Service) v3Document(resources []Resource, extra SuppliedDefinitions, key string, supplied bool) *v3Document {
-	doc := &v3Document{build: func() *spec3.OpenAPI { return buildV3Document(s.version, resources, extra) }}
+	doc := &v3Document{build: func() ([]byte, error) { return encodeV3Document(s.version, resources, extra) }}
 	if !supplied || allRevised(resources) {
 		doc.hash = derivedHash(s.version, key, resources)
 	}

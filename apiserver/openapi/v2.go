@@ -65,7 +65,7 @@ type v2Parts struct {
 	routes      map[string]route // paths written from their route (appendV2PathItem)
 	definitions map[string]*spec.Schema
 	encoded     map[string][]byte // definitions supplied as JSON (SuppliedDefinition.V2JSON)
-	scratch     []*[]byte         // the buffers encoded is in, back to v2Scratch once encoded
+	scratch     []*[]byte         // the buffers encoded is in, back to scratchBuffers once encoded
 	refs        []string          // definitions referred to but left to the shared fragment
 	supplied    bool              // whether any definition came from SuppliedDefinitions
 }
@@ -99,10 +99,11 @@ func newV2Fragment(key string, build func() (v2Parts, error)) *v2Fragment {
 	return &v2Fragment{key: key, build: build}
 }
 
-// v2Scratch holds the buffers supplied definitions are written into until
-// their fragment has copied them: hundreds of large CRD schemas each
-// written into fresh memory spent much of a first request faulting pages.
-var v2Scratch = sync.Pool{New: func() any {
+// scratchBuffers holds the buffers supplied definitions (and v3 documents'
+// paths) are written into until their fragment or document has copied
+// them: hundreds of large CRD schemas each written into fresh memory spent
+// much of a first request faulting pages.
+var scratchBuffers = sync.Pool{New: func() any {
 	b := make([]byte, 0, 256<<10)
 	return &b
 }}
@@ -126,7 +127,7 @@ func (f *v2Fragment) encode() error {
 			out = bytes.Clone(out)
 		}
 		for _, buf := range parts.scratch {
-			v2Scratch.Put(buf)
+			scratchBuffers.Put(buf)
 		}
 		f.json, f.refs, f.supplied, f.err = slices.Clip(out), parts.refs, parts.supplied, err
 		f.hash = sha256.Sum256(f.json)
@@ -393,7 +394,9 @@ func localV2Parts(resources []Resource, own SuppliedDefinitions) v2Parts {
 	resolver := newDefinitionResolver(v2RefPrefix, own)
 	routes := routesForAll(resolveResources(resources, resolver))
 	parts := v2Parts{definitions: map[string]*spec.Schema{}, encoded: map[string][]byte{}}
-	parts.routes, parts.paths = routesByPath(routes)
+	var merged []route
+	parts.routes, merged = routesByPath(routes)
+	parts.paths = v2Paths(merged)
 	// The closure of what the routes reference, as closure() walks it,
 	// with supplied definitions taken as JSON when they come that way.
 	pending := referencedByRoutes(routes)
@@ -412,7 +415,7 @@ func localV2Parts(resources []Resource, own SuppliedDefinitions) v2Parts {
 		}
 		parts.supplied = true
 		if supplied.V2JSON != nil {
-			buf := v2Scratch.Get().(*[]byte)
+			buf := scratchBuffers.Get().(*[]byte)
 			data, refs, ok := supplied.V2JSON((*buf)[:0])
 			*buf = data[:0] // keeps what it grew to
 			if ok {
@@ -421,7 +424,7 @@ func localV2Parts(resources []Resource, own SuppliedDefinitions) v2Parts {
 				pending = append(pending, refs...)
 				continue
 			}
-			v2Scratch.Put(buf)
+			scratchBuffers.Put(buf)
 		}
 		if schema, dependencies := resolver.lookup(name); schema != nil {
 			parts.definitions[name] = schema
@@ -482,15 +485,14 @@ func externalV2Fragment(key string, doc *spec.Swagger) *v2Fragment {
 	return f
 }
 
-// routesByPath maps each path that has one route to it; the paths of
-// several routes, merged as v2Paths does, are built as spec.PathItems.
-func routesByPath(routes []route) (map[string]route, map[string]spec.PathItem) {
+// routesByPath maps each path that has one route to it, and returns the
+// routes of paths shared by several, which v2Paths and v3Paths merge.
+func routesByPath(routes []route) (single map[string]route, merged []route) {
 	count := make(map[string]int, len(routes))
 	for _, rt := range routes {
 		count[rt.path]++
 	}
-	single := make(map[string]route, len(routes))
-	var merged []route
+	single = make(map[string]route, len(routes))
 	for _, rt := range routes {
 		if count[rt.path] == 1 {
 			single[rt.path] = rt
@@ -498,7 +500,7 @@ func routesByPath(routes []route) (map[string]route, map[string]spec.PathItem) {
 			merged = append(merged, rt)
 		}
 	}
-	return single, v2Paths(merged)
+	return single, merged
 }
 
 func v2Paths(routes []route) map[string]spec.PathItem {
@@ -658,7 +660,7 @@ func runsOf(fragments []*v2Fragment, section int) []v2Run {
 // v2Frame is the document's JSON around the paths and definitions members.
 func v2Frame(version string, definitions bool) (head, middle, tail []byte, err error) {
 	var info, securityDefinitions, security []byte
-	info, err = json.Marshal(v2Info(version))
+	info, err = json.Marshal(documentInfo(version))
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -666,7 +668,7 @@ func v2Frame(version string, definitions bool) (head, middle, tail []byte, err e
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	security, err = json.Marshal(v2Security())
+	security, err = json.Marshal(securityRequirement())
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -678,10 +680,6 @@ func v2Frame(version string, definitions bool) (head, middle, tail []byte, err e
 	return head, []byte(`},"definitions":{`), slices.Concat([]byte(`},`), trailer), nil
 }
 
-func v2Info(version string) *spec.Info {
-	return &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: version}}
-}
-
 func v2SecurityDefinitions() spec.SecurityDefinitions {
 	return spec.SecurityDefinitions{
 		bearerToken: {SecuritySchemeProps: spec.SecuritySchemeProps{
@@ -690,8 +688,6 @@ func v2SecurityDefinitions() spec.SecurityDefinitions {
 		}},
 	}
 }
-
-func v2Security() []map[string][]string { return []map[string][]string{{bearerToken: {}}} }
 
 // protobuf assembles the protobuf form: the header's encoding, then each
 // run's members' (see v2Fragment.protobuf).

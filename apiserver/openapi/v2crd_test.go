@@ -22,7 +22,8 @@ import (
 
 // crdState serves the CRDs' versions as the extensions server does
 // (extensions.(*Extensions).OpenAPI): each kind's schema from
-// OpenAPISchema and, when asJSON, also from OpenAPISchemaV2JSON.
+// OpenAPISchema and, when asJSON, also from AppendOpenAPISchemaV2JSON and
+// AppendOpenAPISchemaV3JSON.
 func crdState(t testing.TB, crds []*apiextensionsv1.CustomResourceDefinition, asJSON bool) ([]Resource, SuppliedDefinitions) {
 	t.Helper()
 	var resources []Resource
@@ -37,7 +38,8 @@ func crdState(t testing.TB, crds []*apiextensionsv1.CustomResourceDefinition, as
 			extra[model] = SuppliedDefinition{Schema: SchemaOrNil(v.OpenAPISchema), V2: SchemaOrNil(v.OpenAPISchemaV2)}
 			if asJSON {
 				extra[model] = SuppliedDefinition{Schema: extra[model].Schema, V2: extra[model].V2,
-					V2JSON: func(dst []byte) ([]byte, []string, bool) { return v.AppendOpenAPISchemaV2JSON(dst, v2RefPrefix) }}
+					V2JSON: func(dst []byte) ([]byte, []string, bool) { return v.AppendOpenAPISchemaV2JSON(dst, v2RefPrefix) },
+					V3JSON: func(dst []byte) ([]byte, []string, bool) { return v.AppendOpenAPISchemaV3JSON(dst, v3RefPrefix) }}
 			}
 			listModel := strings.TrimSuffix(model, v.GVK.Kind) + v.ListKind
 			extra[listModel] = SuppliedDefinition{Schema: func() *spec.Schema {
@@ -98,14 +100,14 @@ func providerCRDs(n int) []*apiextensionsv1.CustomResourceDefinition {
 	return crds
 }
 
-// The whole /openapi/v2 with custom resources given as JSON is byte for
-// byte the one built from their spec.Schemas.
-func TestV2WithCRDSchemasAsJSON(t *testing.T) {
-	crds := testdataCRDs(t)
-	crds = append(crds, providerCRDs(30)...)
+// edgeCRD is a copy of template of kind Edge in group, with one version
+// holding what the JSON writers leave to the spec types (a oneOf) beside
+// what they write (int-or-string, embedded resources, an enum with a
+// default, selectable fields).
+func edgeCRD(template *apiextensionsv1.CustomResourceDefinition, group string) *apiextensionsv1.CustomResourceDefinition {
 	embedded := apiextensionsv1.JSONSchemaProps{Type: "object", XEmbeddedResource: true, XPreserveUnknownFields: ptr.To(true)}
-	edge := crds[len(crds)-1].DeepCopy()
-	edge.Name, edge.Spec.Group = "edges.edge.example.io", "edge.example.io"
+	edge := template.DeepCopy()
+	edge.Name, edge.Spec.Group = "edges."+group, group
 	edge.Spec.Names = apiextensionsv1.CustomResourceDefinitionNames{Plural: "edges", Singular: "edge", Kind: "Edge", ListKind: "EdgeList"}
 	edge.Spec.Versions = edge.Spec.Versions[:1]
 	edge.Spec.Versions[0].SelectableFields = []apiextensionsv1.SelectableField{{JSONPath: ".spec.color"}}
@@ -119,7 +121,15 @@ func TestV2WithCRDSchemasAsJSON(t *testing.T) {
 				Properties: map[string]apiextensionsv1.JSONSchemaProps{"a": {Type: "string"}}},
 		}},
 	}}
-	crds = append(crds, edge)
+	return edge
+}
+
+// The whole /openapi/v2 with custom resources given as JSON is byte for
+// byte the one built from their spec.Schemas.
+func TestV2WithCRDSchemasAsJSON(t *testing.T) {
+	crds := testdataCRDs(t)
+	crds = append(crds, providerCRDs(30)...)
+	crds = append(crds, edgeCRD(crds[len(crds)-1], "edge.example.io"))
 
 	builtins := builtinResources()
 	docs := map[bool][]byte{}

@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 )
 
@@ -18,23 +19,24 @@ import (
 // appendV2PathItem appends rt's path item as MarshalJSON writes it, or
 // reports false, leaving out in an unspecified state past its length.
 func appendV2PathItem(out []byte, rt route) ([]byte, bool) {
-	// PathItemProps' field order; options and head never occur.
-	var byMethod [5]*operation
+	return appendPathItem(out, rt, appendV2Operation, appendV2Parameters)
+}
+
+// pathItemMethods are the operation members of a path item (v2's
+// PathItemProps, v3's PathProps) in field order; options, head and trace
+// never occur.
+var pathItemMethods = [...]string{"get", "put", "post", "delete", "patch"}
+
+// appendPathItem writes rt's path item with the form's operation and
+// parameter writers: the operations in field order, then the parameters.
+func appendPathItem(out []byte, rt route,
+	appendOperation func(out []byte, op *operation) ([]byte, bool),
+	appendParameters func(out []byte, parameters []parameter, comma bool) ([]byte, bool)) ([]byte, bool) {
+	var byMethod [len(pathItemMethods)]*operation
 	for i := range rt.operations {
 		op := &rt.operations[i]
-		slot := -1
-		switch op.method {
-		case "get":
-			slot = 0
-		case "put":
-			slot = 1
-		case "post":
-			slot = 2
-		case "delete":
-			slot = 3
-		case "patch":
-			slot = 4
-		default:
+		slot := slices.Index(pathItemMethods[:], op.method)
+		if slot < 0 {
 			return out, false // setOperation drops it; not worth mirroring
 		}
 		if byMethod[slot] != nil {
@@ -53,10 +55,10 @@ func appendV2PathItem(out []byte, rt route) ([]byte, bool) {
 		}
 		first = false
 		out = append(out, '"')
-		out = append(out, [...]string{"get", "put", "post", "delete", "patch"}[i]...)
+		out = append(out, pathItemMethods[i]...)
 		out = append(out, `":`...)
 		var ok bool
-		if out, ok = appendV2Operation(out, op); !ok {
+		if out, ok = appendOperation(out, op); !ok {
 			return out, false
 		}
 	}
@@ -66,7 +68,7 @@ func appendV2PathItem(out []byte, rt route) ([]byte, bool) {
 		}
 		out = append(out, `"parameters":[`...)
 		var ok bool
-		if out, ok = appendV2Parameters(out, rt.parameters, false); !ok {
+		if out, ok = appendParameters(out, rt.parameters, false); !ok {
 			return out, false
 		}
 		out = append(out, ']')
@@ -117,7 +119,7 @@ func appendV2Operation(out []byte, op *operation) ([]byte, bool) {
 		out = append(out, '[')
 		if op.body != "" {
 			out = append(out, `{"name":"body","in":"body","required":true,"schema":`...)
-			if out, ok = appendV2Ref(out, op.body); !ok {
+			if out, ok = appendRef(out, v2RefPrefix, op.body); !ok {
 				return out, false
 			}
 			out = append(out, '}')
@@ -155,18 +157,26 @@ func appendV2Operation(out []byte, op *operation) ([]byte, bool) {
 				out = append(out, ',')
 			}
 			out = append(out, `"schema":`...)
-			if out, ok = appendV2Ref(out, resp.definition); !ok {
+			if out, ok = appendRef(out, v2RefPrefix, resp.definition); !ok {
 				return out, false
 			}
 		}
 		out = append(out, '}')
 	}
 	out = append(out, '}')
-	member(extensionAction)
+	return appendOperationExtensions(out, op)
+}
+
+// appendOperationExtensions writes an operation's extensions, sorted,
+// after its other members (responses at least), and closes it: the same
+// in v2 and v3.
+func appendOperationExtensions(out []byte, op *operation) ([]byte, bool) {
+	out = append(out, `,"`+extensionAction+`":`...)
+	var ok bool
 	if out, ok = appendPlainString(out, op.action); !ok {
 		return out, false
 	}
-	member(extensionGroupVersionKind)
+	out = append(out, `,"`+extensionGroupVersionKind+`":`...)
 	for i, field := range [...]struct{ name, value string }{{"group", op.kind.group}, {"kind", op.kind.kind}, {"version", op.kind.version}} {
 		out = append(out, [...]string{`{"`, `,"`, `,"`}[i]...)
 		out = append(out, field.name...)
@@ -207,17 +217,18 @@ func appendV2Parameters(out []byte, parameters []parameter, comma bool) ([]byte,
 	return out, true
 }
 
-// appendV2Ref writes {"$ref":...} for a definition whose name needs
-// neither JSON pointer nor URL escaping: v2Ref's reference, whose String()
-// is then the text it was made from.
-func appendV2Ref(out []byte, definition string) ([]byte, bool) {
+// appendRef writes {"$ref":...} for a definition whose name needs
+// neither JSON pointer nor URL escaping: v2Ref's or v3Ref's reference,
+// whose String() is then the text it was made from.
+func appendRef(out []byte, refPrefix, definition string) ([]byte, bool) {
 	for i := 0; i < len(definition); i++ {
 		c := definition[i]
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-' || c == '_') {
 			return out, false
 		}
 	}
-	out = append(out, `{"$ref":"`+v2RefPrefix...)
+	out = append(out, `{"$ref":"`...)
+	out = append(out, refPrefix...)
 	out = append(out, definition...)
 	return append(out, `"}`...), true
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/kube-openapi/pkg/spec3"
+
 	"github.com/devplane/devplane/apiserver/builtin"
 )
 
@@ -128,9 +130,10 @@ func TestV2FragmentPathsMatchMarshalJSON(t *testing.T) {
 	}
 }
 
-// What appendV2PathItem does not render itself is left to MarshalJSON,
-// so the fragment's bytes are the same.
-func TestV2PathItemFallback(t *testing.T) {
+// What appendV2PathItem and appendV3PathItem do not render themselves is
+// left to the spec types' MarshalJSON, so the fragment's and the v3
+// document's bytes are the same.
+func TestPathItemFallback(t *testing.T) {
 	r := Resource{Group: "stable.example.com", Version: "v1", Resource: "crontabs", Kind: "CronTab", ListKind: "CronTabList",
 		Namespaced: true, Verbs: allVerbs, Subresources: []string{"status", "scale"}, DefinitionName: "com.example.stable.v1.CronTab"}
 	plain := routesFor(r, "com.example.stable.v1.CronTabList", false)
@@ -202,16 +205,35 @@ func TestV2PathItemFallback(t *testing.T) {
 			if reflect.DeepEqual(routes, plain) {
 				t.Fatal("nothing changed")
 			}
-			parts := v2Parts{}
-			parts.routes, parts.paths = routesByPath(routes)
-			refused := len(parts.paths) > 0
-			for _, rt := range parts.routes {
-				_, ok := appendV2PathItem(nil, rt)
-				refused = refused || !ok
+			single, merged := routesByPath(routes)
+			for _, form := range []struct {
+				name        string
+				appendItem  func([]byte, route) ([]byte, bool)
+				wantRefused bool
+			}{
+				{"v2", appendV2PathItem, name != "empty strings" && name != "no responses"},
+				{"v3", appendV3PathItem, name != "no responses"}, // v3 refuses a parameter without type
+			} {
+				refused := len(merged) > 0
+				for _, rt := range single {
+					_, ok := form.appendItem(nil, rt)
+					refused = refused || !ok
+				}
+				if refused != form.wantRefused {
+					t.Errorf("%s: refused: %v, want %v", form.name, refused, form.wantRefused)
+				}
 			}
-			if wantRefused := name != "empty strings" && name != "no responses"; refused != wantRefused {
-				t.Errorf("refused: %v, want %v", refused, wantRefused)
+
+			v3, err := appendV3Paths([]byte{'{'}, routes)
+			if err != nil {
+				t.Fatal(err)
 			}
+			v3 = append(v3, '}')
+			if want := mustMarshal(t, &spec3.Paths{Paths: v3Paths(routes)}); !bytes.Equal(v3, want) {
+				t.Errorf("v3 paths differ:\n got %s\nwant %s", v3, want)
+			}
+
+			parts := v2Parts{routes: single, paths: v2Paths(merged)}
 			out, section, err := appendMembers(nil, parts.pathNames(), parts.appendPath)
 			if err != nil {
 				t.Fatal(err)

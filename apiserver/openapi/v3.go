@@ -17,7 +17,6 @@ import (
 
 	"github.com/munnerz/goautoneg"
 	"k8s.io/kube-openapi/pkg/handler3"
-	"k8s.io/kube-openapi/pkg/spec3"
 )
 
 // The /openapi/v3 discovery document names each group version's document
@@ -36,7 +35,7 @@ const (
 
 // v3Document is one group version's document, built and encoded once.
 type v3Document struct {
-	build func() *spec3.OpenAPI
+	build func() ([]byte, error)
 	hash  string // derived from what the document is built from; "": from its content
 
 	once     sync.Once
@@ -52,7 +51,7 @@ type v3Document struct {
 
 func (d *v3Document) encoded() ([]byte, string, error) {
 	d.once.Do(func() {
-		d.json, d.err = json.Marshal(d.build())
+		d.json, d.err = d.build()
 		d.build = nil // the bytes are what is kept
 		d.modified = time.Now()
 		d.etag = d.hash
