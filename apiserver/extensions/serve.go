@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	goruntime "runtime"
-	"strings"
 	"sync"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -16,10 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/devplane/devplane/apiserver/crdschema"
-	"github.com/devplane/devplane/apiserver/openapi"
 	"github.com/devplane/devplane/apiserver/patch"
 	"github.com/devplane/devplane/apiserver/registry"
 	"github.com/devplane/devplane/apiserver/storage"
@@ -168,7 +165,7 @@ func (e *Extensions) buildServed(crd *apiextensionsv1.CustomResourceDefinition, 
 			Table:        v,
 			GetAttrs:     metaAttrs,
 			Custom:       true,
-			FieldManager: patch.NewCustomFieldManager(gvk, func() managedfields.TypeConverter { return typeConverter(v) }),
+			FieldManager: patch.NewCustomFieldManager(gvk, func() managedfields.TypeConverter { return patch.CustomResourceTypeConverter(v) }),
 		}
 		sv := &servedVersion{crd: sc, v: v, res: res, served: cv.Served, storage: cv.Storage}
 		sc.versions[cv.Name] = sv
@@ -418,48 +415,6 @@ func (s *versionStorage) Delete(ctx context.Context, key string, out runtime.Obj
 
 func (s *versionStorage) CurrentRevision(ctx context.Context) (int64, error) {
 	return s.under.CurrentRevision(ctx)
-}
-
-// typeConverter types a version's objects for server-side apply from its
-// schema plus the built-in definitions it refers to (ObjectMeta); nil (every
-// field atomic, deduced from the objects) when that fails.
-func typeConverter(v *crdschema.Version) managedfields.TypeConverter {
-	s, err := v.OpenAPISchema()
-	if err != nil || s == nil {
-		return nil
-	}
-	// Only the built-in definitions the schema refers to (ObjectMeta and
-	// what it reaches), not all of them: they stay in the converter.
-	var refs []string
-	var walk func(sc *spec.Schema)
-	walk = func(sc *spec.Schema) {
-		if sc == nil {
-			return
-		}
-		if str := sc.Ref.String(); str != "" {
-			refs = append(refs, str[strings.LastIndex(str, "/")+1:])
-		}
-		for _, p := range sc.Properties {
-			walk(&p)
-		}
-		for _, a := range sc.AllOf {
-			walk(&a)
-		}
-		if sc.Items != nil {
-			walk(sc.Items.Schema)
-		}
-		if sc.AdditionalProperties != nil {
-			walk(sc.AdditionalProperties.Schema)
-		}
-	}
-	walk(s)
-	defs := openapi.DefinitionsReachableFrom(refs...)
-	defs[v.ModelName()] = s
-	tc, err := managedfields.NewTypeConverter(defs, v.PreserveUnknownFields)
-	if err != nil {
-		return nil
-	}
-	return tc
 }
 
 // normalizeNumbers turns whole float64 values into int64, as the JSON

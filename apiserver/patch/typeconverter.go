@@ -1,13 +1,16 @@
 package patch
 
 import (
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
+	"github.com/devplane/devplane/apiserver/crdschema"
 	"github.com/devplane/devplane/apiserver/openapi"
 )
 
@@ -87,4 +90,46 @@ func (c *kindTypeConverter) ObjectToTyped(obj runtime.Object, opts ...typed.Vali
 
 func (c *kindTypeConverter) TypedToObject(value *typed.TypedValue) (runtime.Object, error) {
 	return c.own.TypedToObject(value)
+}
+
+// CustomResourceTypeConverter types a custom resource version's objects for server-side apply from its
+// schema plus the built-in definitions it refers to (ObjectMeta); nil (every
+// field atomic, deduced from the objects) when that fails.
+func CustomResourceTypeConverter(v *crdschema.Version) managedfields.TypeConverter {
+	s, err := v.OpenAPISchema()
+	if err != nil || s == nil {
+		return nil
+	}
+	// Only the built-in definitions the schema refers to (ObjectMeta and
+	// what it reaches), not all of them: they stay in the converter.
+	var refs []string
+	var walk func(sc *spec.Schema)
+	walk = func(sc *spec.Schema) {
+		if sc == nil {
+			return
+		}
+		if str := sc.Ref.String(); str != "" {
+			refs = append(refs, str[strings.LastIndex(str, "/")+1:])
+		}
+		for _, p := range sc.Properties {
+			walk(&p)
+		}
+		for _, a := range sc.AllOf {
+			walk(&a)
+		}
+		if sc.Items != nil {
+			walk(sc.Items.Schema)
+		}
+		if sc.AdditionalProperties != nil {
+			walk(sc.AdditionalProperties.Schema)
+		}
+	}
+	walk(s)
+	defs := openapi.DefinitionsReachableFrom(refs...)
+	defs[v.ModelName()] = s
+	tc, err := managedfields.NewTypeConverter(defs, v.PreserveUnknownFields)
+	if err != nil {
+		return nil
+	}
+	return tc
 }
