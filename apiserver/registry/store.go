@@ -551,7 +551,9 @@ func (s *Store) prepareUpdate(ctx context.Context, requested, current runtime.Ob
 		}
 		*pending = pendingHook{commit: commit, rollback: rollback}
 	}
-	if specChanged(requested, current) {
+	// A status write never bumps the generation (its spec is the stored
+	// one, as kube's status strategies keep it): no need to compare.
+	if subresource != "status" && specChanged(requested, current) {
 		acc.SetGeneration(old.GetGeneration() + 1)
 	}
 	var errs field.ErrorList
