@@ -1271,10 +1271,15 @@ func (d *decoder) propsMap(p *map[string]apiextensionsv1.JSONSchemaProps) {
 			return
 		}
 	}
+	start := d.i
 	d.open('{')
 	m := map[string]apiextensionsv1.JSONSchemaProps{}
 	if shared {
-		defer func() { d.share.maps[key] = m }()
+		defer func() {
+			if d.i-start == len(key) { // decoded exactly the key's bytes
+				d.share.maps[key] = m
+			}
+		}()
 	}
 	for first := true; d.next('}', &first); {
 		k := string(d.key())

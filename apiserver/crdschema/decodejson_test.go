@@ -168,6 +168,30 @@ func TestDecodeCRDJSONProvider(t *testing.T) {
 	}
 }
 
+// Equal schema subtrees decode into one shared node or map: two versions
+// with the same schema share it whole, and a repeated block within one
+// schema is decoded once.
+func TestDecodeCRDJSONSharesEqualSubtrees(t *testing.T) {
+	codec, scheme := storeCodec(t)
+	crd := crdgen.ProviderCRDs(1, 3)[0]
+	crd.Spec.Versions[1].Schema = crd.Spec.Versions[0].Schema.DeepCopy()
+	data := stored(t, codec, crd, 0)
+	mustHandle(t, codec, scheme, data)
+	got := &apiextensionsv1.CustomResourceDefinition{}
+	if !DecodeCRDJSON(data, got) {
+		t.Fatal("not handled")
+	}
+	a, b := got.Spec.Versions[0].Schema.OpenAPIV3Schema, got.Spec.Versions[1].Schema.OpenAPIV3Schema
+	if a != b {
+		t.Error("two versions with one schema decoded into two nodes")
+	}
+	spec := a.Properties["spec"].Properties
+	forProvider, initProvider := spec["forProvider"].Properties, spec["initProvider"].Properties
+	if len(forProvider) == 0 || reflect.ValueOf(forProvider).UnsafePointer() != reflect.ValueOf(initProvider).UnsafePointer() {
+		t.Error("spec.forProvider and spec.initProvider (equal blocks) decoded into two maps")
+	}
+}
+
 // edgeCRD sets every schema field, with values of each JSON kind where the
 // field is raw JSON.
 const edgeCRD = `{

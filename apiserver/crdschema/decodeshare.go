@@ -106,9 +106,10 @@ func (d *decoder) sharedProps() *apiextensionsv1.JSONSchemaProps {
 			return p
 		}
 	}
+	start := d.i
 	p := &apiextensionsv1.JSONSchemaProps{}
 	d.props(p)
-	if ok {
+	if ok && d.i-start == len(key) { // decoded exactly the key's bytes
 		d.share.nodes[key] = p
 	}
 	return p
