@@ -387,14 +387,17 @@ func TestAggregator(t *testing.T) {
 		if !strings.Contains(c.Message, "failing or missing response") {
 			t.Errorf("message %q", c.Message)
 		}
-		_, err := e.getFlunder(t, nil)
-		var st apierrors.APIStatus
-		if !errors.As(err, &st) || st.Status().Code != http.StatusServiceUnavailable || st.Status().Message != "service unavailable" {
-			t.Errorf("want a 503 service unavailable Status, got %v", err)
-		}
-		if f := e.aggregatedFreshness(t); f != "Stale" {
-			t.Errorf("aggregated freshness %q while down", f)
-		}
+		// The proxy and discovery see the condition through the watch
+		// cache, a moment after a consistent read does.
+		testsupport.Eventually(t, 10*time.Second, "a 503 service unavailable Status", func() (bool, string) {
+			_, err := e.getFlunder(t, nil)
+			var st apierrors.APIStatus
+			return errors.As(err, &st) && st.Status().Code == http.StatusServiceUnavailable && st.Status().Message == "service unavailable", errString(err)
+		})
+		testsupport.Eventually(t, 10*time.Second, "aggregated freshness Stale while down", func() (bool, string) {
+			f := e.aggregatedFreshness(t)
+			return f == "Stale", f
+		})
 		out, err := e.kubectl(t, "get", "apiservices", wardleName)
 		if err != nil || !hasRow(out, wardleName, "False (FailedDiscoveryCheck)") {
 			t.Errorf("get apiservice while down: %v\n%s", err, out)
