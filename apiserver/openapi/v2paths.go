@@ -132,9 +132,22 @@ func appendV2Operation(out []byte, op *operation) ([]byte, bool) {
 	if !ok {
 		return out, false
 	}
-	// The responses are a map keyed by the code as a string, sorted: for
-	// three-digit codes given in increasing order, the order given.
 	member("responses")
+	out, ok = appendResponses(out, op, func(out []byte, definition string) ([]byte, bool) {
+		out = append(out, `"schema":`...)
+		return appendRef(out, v2RefPrefix, definition)
+	})
+	if !ok {
+		return out, false
+	}
+	return appendOperationExtensions(out, op)
+}
+
+// appendResponses writes an operation's responses, the same in v2 and v3
+// but for how a response's definition is given (writeDefinition). They
+// are a map keyed by the code as a string, sorted: for three-digit codes
+// given in increasing order, the order given.
+func appendResponses(out []byte, op *operation, writeDefinition func(out []byte, definition string) ([]byte, bool)) ([]byte, bool) {
 	out = append(out, '{')
 	for i, resp := range op.responses {
 		if resp.code < 100 || resp.code > 999 || i > 0 && resp.code <= op.responses[i-1].code {
@@ -146,6 +159,7 @@ func appendV2Operation(out []byte, op *operation) ([]byte, bool) {
 		out = append(out, '"')
 		out = strconv.AppendInt(out, int64(resp.code), 10)
 		out = append(out, `":{`...)
+		var ok bool
 		if resp.description != "" {
 			out = append(out, `"description":`...)
 			if out, ok = appendPlainString(out, resp.description); !ok {
@@ -156,15 +170,13 @@ func appendV2Operation(out []byte, op *operation) ([]byte, bool) {
 			if resp.description != "" {
 				out = append(out, ',')
 			}
-			out = append(out, `"schema":`...)
-			if out, ok = appendRef(out, v2RefPrefix, resp.definition); !ok {
+			if out, ok = writeDefinition(out, resp.definition); !ok {
 				return out, false
 			}
 		}
 		out = append(out, '}')
 	}
-	out = append(out, '}')
-	return appendOperationExtensions(out, op)
+	return append(out, '}'), true
 }
 
 // appendOperationExtensions writes an operation's extensions, sorted,

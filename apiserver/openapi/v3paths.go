@@ -2,7 +2,6 @@ package openapi
 
 import (
 	"slices"
-	"strconv"
 )
 
 // The v3 path items are written from routes as the v2 ones are (see
@@ -46,40 +45,17 @@ func appendV3Operation(out []byte, op *operation) ([]byte, bool) {
 	if !ok {
 		return out, false
 	}
-	// The responses are a map keyed by the code as a string, sorted: for
-	// three-digit codes given in increasing order, the order given.
-	out = append(out, `,"responses":{`...)
-	for i, resp := range op.responses {
-		if resp.code < 100 || resp.code > 999 || i > 0 && resp.code <= op.responses[i-1].code {
-			return out, false
+	out = append(out, `,"responses":`...)
+	out, ok = appendResponses(out, op, func(out []byte, definition string) ([]byte, bool) {
+		if len(op.produces) == 0 {
+			return out, false // an empty content, omitted
 		}
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, '"')
-		out = strconv.AppendInt(out, int64(resp.code), 10)
-		out = append(out, `":{`...)
-		if resp.description != "" {
-			out = append(out, `"description":`...)
-			if out, ok = appendPlainString(out, resp.description); !ok {
-				return out, false
-			}
-		}
-		if resp.definition != "" {
-			if len(op.produces) == 0 {
-				return out, false // an empty content, omitted
-			}
-			if resp.description != "" {
-				out = append(out, ',')
-			}
-			out = append(out, `"content":`...)
-			if out, ok = appendV3Content(out, op.produces, resp.definition); !ok {
-				return out, false
-			}
-		}
-		out = append(out, '}')
+		out = append(out, `"content":`...)
+		return appendV3Content(out, op.produces, definition)
+	})
+	if !ok {
+		return out, false
 	}
-	out = append(out, '}')
 	return appendOperationExtensions(out, op)
 }
 
