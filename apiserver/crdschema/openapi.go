@@ -51,11 +51,7 @@ func (v *Version) openAPISchema(v2 bool) (*spec.Schema, error) {
 	if v2 && structural != nil {
 		structural = openapiv2.ToStructuralOpenAPIV2(structural)
 	}
-	native := kubeNativeProperties
-	if v2 {
-		native = kubeNativePropertiesV2
-	}
-	properties, err := native()
+	properties, err := kubeNativePropertiesFor(v2)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +122,14 @@ var kubeNativeProperties = sync.OnceValues(func() (nativeProperties, error) { re
 // beside its description there, not an allOf), refs under
 // #/components/schemas/ as in OpenAPISchema.
 var kubeNativePropertiesV2 = sync.OnceValues(func() (nativeProperties, error) { return builtNativeProperties(true) })
+
+// kubeNativePropertiesFor returns the properties of one form.
+func kubeNativePropertiesFor(v2 bool) (nativeProperties, error) {
+	if v2 {
+		return kubeNativePropertiesV2()
+	}
+	return kubeNativeProperties()
+}
 
 func builtNativeProperties(v2 bool) (nativeProperties, error) {
 	crd := &apiextensionsv1.CustomResourceDefinition{Spec: apiextensionsv1.CustomResourceDefinitionSpec{

@@ -93,11 +93,7 @@ func nativePropertiesJSON(v2 bool, refPrefix string) (*nativeJSON, error) {
 	if n, ok := nativeJSONByKey.Load(key); ok {
 		return n.(*nativeJSON), nil
 	}
-	native := kubeNativeProperties
-	if v2 {
-		native = kubeNativePropertiesV2
-	}
-	properties, err := native()
+	properties, err := kubeNativePropertiesFor(v2)
 	if err != nil {
 		return nil, err
 	}
