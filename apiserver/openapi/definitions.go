@@ -484,19 +484,34 @@ func (r *definitionResolver) closure(roots []string) map[string]*spec.Schema {
 // dependencies lookup reports, skipping names it resolves to nil.
 func closure(roots []string, lookup func(name string) (*spec.Schema, []string)) map[string]*spec.Schema {
 	result := map[string]*spec.Schema{}
-	pending := append([]string(nil), roots...)
+	_ = walkClosure(roots, func(name string) ([]string, error) {
+		schema, dependencies := lookup(name)
+		if schema == nil {
+			return nil, nil
+		}
+		result[name] = schema
+		return dependencies, nil
+	})
+	return result
+}
+
+// walkClosure visits each root and every name a visit reports as a
+// dependency, once each, depth first; it stops at the first error.
+func walkClosure(roots []string, visit func(name string) (dependencies []string, err error)) error {
+	pending := slices.Clone(roots)
+	seen := map[string]bool{}
 	for len(pending) > 0 {
 		name := pending[len(pending)-1]
 		pending = pending[:len(pending)-1]
-		if _, done := result[name]; done {
+		if seen[name] {
 			continue
 		}
-		schema, dependencies := lookup(name)
-		if schema == nil {
-			continue
+		seen[name] = true
+		dependencies, err := visit(name)
+		if err != nil {
+			return err
 		}
-		result[name] = schema
 		pending = append(pending, dependencies...)
 	}
-	return result
+	return nil
 }

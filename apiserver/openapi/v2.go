@@ -399,19 +399,11 @@ func localV2Parts(resources []Resource, own SuppliedDefinitions) v2Parts {
 	parts.paths = v2Paths(merged)
 	// The closure of what the routes reference, as closure() walks it,
 	// with supplied definitions taken as JSON when they come that way.
-	pending := referencedByRoutes(routes)
-	seen := map[string]bool{}
-	for len(pending) > 0 {
-		name := pending[len(pending)-1]
-		pending = pending[:len(pending)-1]
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
+	_ = walkClosure(referencedByRoutes(routes), func(name string) ([]string, error) {
 		supplied, ok := own[name]
 		if !ok {
 			parts.refs = append(parts.refs, name)
-			continue
+			return nil, nil
 		}
 		parts.supplied = true
 		if supplied.V2JSON != nil {
@@ -421,16 +413,16 @@ func localV2Parts(resources []Resource, own SuppliedDefinitions) v2Parts {
 			if ok {
 				parts.encoded[name] = data
 				parts.scratch = append(parts.scratch, buf)
-				pending = append(pending, refs...)
-				continue
+				return refs, nil
 			}
 			scratchBuffers.Put(buf)
 		}
 		if schema, dependencies := resolver.lookup(name); schema != nil {
 			parts.definitions[name] = schema
-			pending = append(pending, dependencies...)
+			return dependencies, nil
 		}
-	}
+		return nil, nil
+	})
 	return parts
 }
 

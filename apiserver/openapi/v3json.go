@@ -209,39 +209,27 @@ func (r *definitionResolver) encodedV3Closure(roots []string) *encodedSchemas {
 	}
 	r.prefetch(declined)
 
-	// The closure, as closure() walks it.
-	pending := slices.Clone(roots)
-	done := map[string]bool{}
-	for len(pending) > 0 {
-		name := pending[len(pending)-1]
-		pending = pending[:len(pending)-1]
-		if done[name] {
-			continue
-		}
-		done[name] = true
+	schemas.err = walkClosure(roots, func(name string) ([]string, error) {
 		if _, ok := schemas.byName[name]; ok {
-			pending = append(pending, refs[name]...)
-			continue
+			return refs[name], nil
 		}
 		if _, isSupplied := r.extra[name]; isSupplied && !slices.Contains(supplied, name) {
 			// Reached through a ref only: written here, alone.
 			if w := writeV3JSON(r.extra[name]); w.ok {
 				schemas.add(name, w)
-				pending = append(pending, w.refs...)
-				continue
+				return w.refs, nil
 			}
 		}
 		data, dependencies, err := r.lookupJSON(name)
 		if err != nil {
-			schemas.err = fmt.Errorf("encoding %s: %w", name, err)
-			return schemas
+			return nil, fmt.Errorf("encoding %s: %w", name, err)
 		}
 		if data == nil {
-			continue
+			return nil, nil
 		}
 		schemas.byName[name] = encodedSchema{json: data}
-		pending = append(pending, dependencies...)
-	}
+		return dependencies, nil
+	})
 	return schemas
 }
 
