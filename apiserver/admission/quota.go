@@ -203,7 +203,7 @@ type quotaLookup struct {
 	src      Source
 	mu       sync.Mutex
 	absent   map[string]time.Time // namespace → "none" trusted until
-	creating map[string]time.Time // namespace → a quota create admitted then
+	creating map[string]time.Time // namespace → "none" neither trusted nor stored until
 }
 
 func newQuotaLookup(src Source) *quotaLookup {
@@ -220,20 +220,26 @@ func (l *quotaLookup) quotaCreating(namespace string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.absent, namespace)
-	if len(l.creating) > 4096 {
-		for ns, t := range l.creating {
-			if now.Sub(t) > quotaCreatingWindow {
-				delete(l.creating, ns)
+	rememberUntil(l.creating, namespace, now, now.Add(quotaCreatingWindow))
+}
+
+// rememberUntil records namespace in m until until; namespaces come and
+// go, so a large m first drops what expired.
+func rememberUntil(m map[string]time.Time, namespace string, now, until time.Time) {
+	if len(m) > 4096 {
+		for ns, t := range m {
+			if now.After(t) {
+				delete(m, ns)
 			}
 		}
 	}
-	l.creating[namespace] = now
+	m[namespace] = until
 }
 
 // trustNone reports whether a "none" for namespace may be trusted (read
 // is true) or stored (read is false) at now. Called with l.mu held.
 func (l *quotaLookup) trustNone(namespace string, now time.Time, read bool) bool {
-	if t, ok := l.creating[namespace]; ok && now.Sub(t) <= quotaCreatingWindow {
+	if until, ok := l.creating[namespace]; ok && !now.After(until) {
 		return false
 	}
 	if !read {
@@ -263,14 +269,7 @@ func (l *quotaLookup) quotas(ctx context.Context, namespace string) ([]runtime.O
 	if !l.trustNone(namespace, now, false) {
 		return nil, nil
 	}
-	if len(l.absent) > 4096 { // namespaces come and go: drop what expired
-		for ns, t := range l.absent {
-			if now.After(t) {
-				delete(l.absent, ns)
-			}
-		}
-	}
-	l.absent[namespace] = now.Add(quotaLookupTTL)
+	rememberUntil(l.absent, namespace, now, now.Add(quotaLookupTTL))
 	return nil, nil
 }
 
