@@ -2,8 +2,9 @@ package server
 
 import (
 	"net/http"
-	"strings"
 	"sync"
+
+	"github.com/devplane/devplane/apiserver/request"
 )
 
 // HTTP/2 runs every request on a new goroutine, whose stack starts small
@@ -13,7 +14,8 @@ import (
 // walking every frame, which was a tenth of the server's CPU under a
 // create load. grownStacks hands a request to one of a few goroutines
 // that keep the stacks earlier requests grew; when all are busy the
-// request runs where it arrived, as before.
+// request runs where it arrived, as before. It sits just inside request
+// info: long-running requests (watches, streams) keep their own goroutine.
 type grownStacks struct {
 	next  http.Handler
 	work  chan *stackJob
@@ -41,8 +43,8 @@ func withGrownStacks(next http.Handler) *grownStacks {
 }
 
 func (g *grownStacks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if longRunning(r) { // would keep a worker for minutes
-		g.next.ServeHTTP(w, r)
+	if info, _ := request.RequestInfoFrom(r.Context()); request.IsLongRunning(info) {
+		g.next.ServeHTTP(w, r) // would keep a worker for minutes
 		return
 	}
 	g.start.Do(func() {
@@ -90,11 +92,4 @@ func (g *grownStacks) serve(job *stackJob) {
 		job.done <- struct{}{}
 	}()
 	g.next.ServeHTTP(job.w, job.r)
-}
-
-// longRunning is a cheap look at whether r is a watch (or a follow-up
-// stream such as exec): those hold their goroutine for their lifetime.
-func longRunning(r *http.Request) bool {
-	return strings.Contains(r.URL.RawQuery, "watch") || strings.Contains(r.URL.Path, "/watch/") ||
-		r.Header.Get("Upgrade") != "" || strings.Contains(r.URL.RawQuery, "follow")
 }

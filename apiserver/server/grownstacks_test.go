@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/devplane/devplane/apiserver/request"
 )
 
 func TestGrownStacks(t *testing.T) {
@@ -52,11 +54,14 @@ func TestGrownStacks(t *testing.T) {
 			g.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/block", nil))
 		}()
 	}
-	for _, target := range []string{"/", "/api/v1/pods?watch=true"} {
+	watch := httptest.NewRequest("GET", "/api/v1/pods?watch=true", nil)
+	watch = watch.WithContext(request.WithRequestInfo(watch.Context(),
+		&request.RequestInfo{IsResourceRequest: true, Verb: "watch", Resource: "pods"}))
+	for _, r := range []*http.Request{httptest.NewRequest("GET", "/", nil), watch} {
 		rec := httptest.NewRecorder()
-		g.ServeHTTP(rec, httptest.NewRequest("GET", target, nil))
+		g.ServeHTTP(rec, r)
 		if rec.Code != http.StatusTeapot {
-			t.Errorf("%s with all workers busy: code %d", target, rec.Code)
+			t.Errorf("%s with all workers busy: code %d", r.URL, rec.Code)
 		}
 	}
 	close(release)

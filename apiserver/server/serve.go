@@ -25,6 +25,7 @@ type PreparedServer struct {
 	*GenericAPIServer
 	handler         http.Handler
 	stopLongRunning chan struct{}
+	grownStacks     *grownStacks // stopped when Run ends
 	inFlight        atomic.Int64 // requests being served, watches included
 }
 
@@ -71,7 +72,8 @@ func (s *GenericAPIServer) PrepareRun() (*PreparedServer, error) {
 	if c.Metrics != nil {
 		h = c.Metrics.Wrap(h) // inside request info: it labels by it
 	}
-	h = filters.WithRequestInfo(h)
+	p.grownStacks = withGrownStacks(h) // inside request info: it skips long-running requests
+	h = filters.WithRequestInfo(p.grownStacks)
 	h = filters.WithCompressionDisabledFor(h, c.DisableCompressionForClientIPs)
 	h = filters.WithPanicRecovery(h, s.logger)
 	p.handler = p.countInFlight(h)
@@ -114,10 +116,9 @@ func (p *PreparedServer) Run(ctx context.Context) error {
 		ClientCAs:    c.ClientCA,
 		NextProtos:   []string{"h2", "http/1.1"},
 	}
-	handler := withGrownStacks(p.handler)
-	defer handler.Stop()
+	defer p.grownStacks.Stop()
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           p.handler,
 		TLSConfig:         tlsConfig,
 		MaxHeaderBytes:    1 << 20,
 		ReadHeaderTimeout: 32 * time.Second,
