@@ -316,3 +316,32 @@ func appendBoolPtr(key []byte, b *bool) []byte {
 	}
 	return append(key, 1, flag(*b))
 }
+
+// CopySharingSchemas is DeepCopy but for the versions' OpenAPI schemas,
+// which the copy shares with crd. A cached CRD's schemas are read-only
+// (CompactSchemas, the decoder's sharing), and what the server does with a
+// copy (status and finalizer writes, metadata, managed fields, a patch,
+// which decodes a new object) never changes a schema in place; a deep copy
+// of them was most of what a CRD's status write allocated.
+func CopySharingSchemas(crd *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
+	out := &apiextensionsv1.CustomResourceDefinition{TypeMeta: crd.TypeMeta}
+	crd.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	crd.Status.DeepCopyInto(&out.Status)
+	versions := crd.Spec.Versions
+	spec := crd.Spec
+	spec.Versions = nil
+	spec.DeepCopyInto(&out.Spec)
+	if versions != nil {
+		out.Spec.Versions = make([]apiextensionsv1.CustomResourceDefinitionVersion, len(versions))
+		for i := range versions {
+			v := versions[i]
+			schema := v.Schema
+			v.Schema = nil
+			v.DeepCopyInto(&out.Spec.Versions[i])
+			if schema != nil {
+				out.Spec.Versions[i].Schema = &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: schema.OpenAPIV3Schema}
+			}
+		}
+	}
+	return out
+}

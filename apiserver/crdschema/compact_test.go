@@ -247,3 +247,41 @@ func TestValidateCRDLeavesItsInputAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestCopySharingSchemas: equal to a deep copy, sharing the schemas only:
+// what a caller changes in the copy (metadata, status, versions' other
+// fields) leaves the original alone.
+func TestCopySharingSchemas(t *testing.T) {
+	crd := readCRD(t, "crontabs.yaml")
+	crd.Labels = map[string]string{"a": "b"}
+	crd.Finalizers = []string{"customresourcecleanup.apiextensions.k8s.io"}
+	crd.Status.Conditions = []apiextensionsv1.CustomResourceDefinitionCondition{{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue}}
+	crd.Status.StoredVersions = []string{crd.Spec.Versions[0].Name}
+	crd.Spec.Versions[0].AdditionalPrinterColumns = []apiextensionsv1.CustomResourceColumnDefinition{{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"}}
+	before := crd.DeepCopy()
+
+	cp := CopySharingSchemas(crd)
+	if !reflect.DeepEqual(cp, before) {
+		t.Fatal("the copy differs from a deep copy")
+	}
+	for i := range crd.Spec.Versions {
+		if crd.Spec.Versions[i].Schema.OpenAPIV3Schema != cp.Spec.Versions[i].Schema.OpenAPIV3Schema {
+			t.Errorf("version %d: schema not shared", i)
+		}
+		if crd.Spec.Versions[i].Schema == cp.Spec.Versions[i].Schema {
+			t.Errorf("version %d: the CustomResourceValidation itself is shared (setting its schema would show through)", i)
+		}
+	}
+	cp.Labels["a"] = "changed"
+	cp.Finalizers[0] = "changed"
+	cp.Status.Conditions[0].Status = apiextensionsv1.ConditionFalse
+	cp.Status.StoredVersions[0] = "changed"
+	cp.Spec.Versions[0].Name = "changed"
+	cp.Spec.Versions[0].AdditionalPrinterColumns[0].Name = "changed"
+	cp.Spec.Versions[0].Schema.OpenAPIV3Schema = nil
+	cp.Spec.Names.Plural = "changed"
+	cp.Spec.Conversion.Strategy = "changed"
+	if !reflect.DeepEqual(crd, before) {
+		t.Fatal("changing the copy changed the original")
+	}
+}

@@ -370,7 +370,10 @@ func (e *Extensions) startCleanup(ctx context.Context, crd *apiextensionsv1.Cust
 			case <-time.After(500 * time.Millisecond):
 			}
 		}
-		_, _, err := e.crdStore.Update(ctx, "", crd.Name, "", func(_ context.Context, current runtime.Object) (runtime.Object, error) {
+		// Through /status, as kube's finalizer controller does: the spec is
+		// the stored one, and revalidating its schemas would cost far more
+		// than the write.
+		_, _, err := e.crdStore.Update(ctx, "", crd.Name, "status", func(_ context.Context, current runtime.Object) (runtime.Object, error) {
 			cur := current.(*apiextensionsv1.CustomResourceDefinition) // the store's own copy
 			if cur.UID != crd.UID {
 				return nil, apierrors.NewConflict(CRDResource.GroupResource(), crd.Name, fmt.Errorf("the CRD was replaced"))

@@ -58,6 +58,7 @@ func (e *Extensions) installCRDResource() error {
 			}
 		},
 		Decode: e.decodeStoredCRD,
+		Copy:   copyCRD,
 	}
 	cacher, err := storage.NewCacher(storage.NewStore(e.deps.Client, cfg), cfg,
 		storage.CacherOptions{Logger: e.logger.With("component", "watch-cache", "resource", cfg.Resource.String())})
@@ -79,7 +80,9 @@ func (e *Extensions) installCRDResource() error {
 		ValidateStatusUpdate: func(obj, old runtime.Object) field.ErrorList {
 			return crdschema.ValidateCRDStatusUpdate(obj.(*apiextensionsv1.CustomResourceDefinition), old.(*apiextensionsv1.CustomResourceDefinition))
 		},
-		GetAttrs: metaAttrs,
+		StatusWritesFinalizers: true,
+		GetAttrs:               metaAttrs,
+		Copy:                   copyCRD,
 	}
 	e.reg.Add(&registry.Resource{
 		GVR:        CRDResource,
@@ -99,6 +102,15 @@ func (e *Extensions) installCRDResource() error {
 		GetAttrs:     metaAttrs,
 	})
 	return nil
+}
+
+// copyCRD is the CRD store's copy for a write: the schemas, read-only
+// wherever a CRD is held, are shared rather than copied.
+func copyCRD(obj runtime.Object) runtime.Object {
+	if crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition); ok {
+		return crdschema.CopySharingSchemas(crd)
+	}
+	return obj.DeepCopyObject()
 }
 
 // crdCodec is the storage codec of CRDs: JSON, so an empty

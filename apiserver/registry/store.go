@@ -48,6 +48,14 @@ type Store struct {
 	// ValidateStatusUpdate, when set, validates status updates in place of
 	// ValidateUpdate (kube's status strategies check the status only).
 	ValidateStatusUpdate func(obj, old runtime.Object) field.ErrorList
+	// StatusWritesFinalizers lets a status write change
+	// metadata.finalizers too, as kube's CRD status strategy does (its
+	// finalizer controller removes the cleanup finalizer through /status).
+	StatusWritesFinalizers bool
+
+	// Copy, when set, is the kind's DeepCopyObject for a write to change:
+	// a CRD's copy shares its read-only schemas (crdschema.CopySharingSchemas).
+	Copy func(runtime.Object) runtime.Object
 
 	GetAttrs        storage.AttrFunc
 	SupportedFields []string
@@ -67,6 +75,22 @@ type Store struct {
 	// registry finds the namespaces store for the namespace checks on
 	// create; set by Registry.Add.
 	registry *Registry
+}
+
+// metaOf is obj's metadata, or nil for an object without any.
+func metaOf(obj runtime.Object) metav1.Object {
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		return nil
+	}
+	return acc
+}
+
+func (s *Store) copyObject(obj runtime.Object) runtime.Object {
+	if s.Copy != nil {
+		return s.Copy(obj)
+	}
+	return obj.DeepCopyObject()
 }
 
 // Key is the etcd key of an object.
@@ -409,7 +433,7 @@ func (s *Store) Update(ctx context.Context, namespace, name, subresource string,
 		if missing && (subresource != "" || !s.AllowCreateOnUpdate) {
 			return nil, apierrors.NewNotFound(s.Resource, name)
 		}
-		requested, err := transform(ctx, current.DeepCopyObject())
+		requested, err := transform(ctx, s.copyObject(current))
 		if err != nil {
 			return nil, err
 		}
@@ -489,8 +513,13 @@ func (s *Store) prepareUpdate(ctx context.Context, requested, current runtime.Ob
 	switch subresource {
 	case "status":
 		// Only the status comes from the request.
-		merged := current.DeepCopyObject()
+		merged := s.copyObject(current)
 		copyStatus(merged, requested)
+		if s.StatusWritesFinalizers {
+			if to, from := metaOf(merged), metaOf(requested); to != nil && from != nil {
+				to.SetFinalizers(from.GetFinalizers())
+			}
+		}
 		setResourceVersionFrom(merged, requested)
 		requested = merged
 	case "finalize":
@@ -511,7 +540,7 @@ func (s *Store) prepareUpdate(ctx context.Context, requested, current runtime.Ob
 		if merge == nil {
 			return nil, apierrors.NewNotFound(s.Resource, subresource)
 		}
-		merged, err := merge(ctx, requested, current.DeepCopyObject())
+		merged, err := merge(ctx, requested, s.copyObject(current))
 		if err != nil {
 			return nil, err
 		}
@@ -710,7 +739,7 @@ func (s *Store) needsFinalization(obj runtime.Object, opts *metav1.DeleteOptions
 // Terminating) and adds the propagation policy's finalizer.
 func (s *Store) markForDeletion(ctx context.Context, key string, pre *storage.Preconditions, opts *metav1.DeleteOptions) (runtime.Object, error) {
 	mark := func(input runtime.Object) (runtime.Object, error) {
-		obj := input.DeepCopyObject()
+		obj := s.copyObject(input)
 		acc, err := meta.Accessor(obj)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)

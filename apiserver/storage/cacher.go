@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"reflect"
 	goruntime "runtime"
 	"sort"
@@ -18,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/conversion"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -295,7 +297,7 @@ func (c *Cacher) Get(ctx context.Context, key string, opts GetOptions, out runti
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	copied := reflect.ValueOf(cached.obj.DeepCopyObject()).Elem()
+	copied := reflect.ValueOf(c.cfg.copyObject(cached.obj)).Elem()
 	if copied.Type() != outValue.Type() {
 		return apierrors.NewInternalError(fmt.Errorf("get %s: cannot decode %v into %v", key, copied.Type(), outValue.Type()))
 	}
@@ -705,8 +707,7 @@ func (c *Cacher) applyLocked(key string, rev int64, cur *cachedObject) {
 		if i := sort.SearchStrings(c.keys, key); i < len(c.keys) && c.keys[i] == key {
 			c.keys = append(c.keys[:i], c.keys[i+1:]...)
 		}
-		ev.deleted = prev.obj.DeepCopyObject()
-		_ = setResourceVersion(ev.deleted, rev)
+		ev.deleted = atRevision(prev.obj, rev)
 	default:
 		return // deletion of something never seen
 	}
@@ -1056,9 +1057,7 @@ func (w *cacheWatcher) convert(ev *cacheEvent) (watch.Event, bool) {
 	case curMatch:
 		return watch.Event{Type: watch.Added, Object: ev.cur.obj}, true
 	case prevMatch:
-		gone := ev.prev.obj.DeepCopyObject()
-		_ = setResourceVersion(gone, ev.rev)
-		return watch.Event{Type: watch.Deleted, Object: gone}, true
+		return watch.Event{Type: watch.Deleted, Object: atRevision(ev.prev.obj, ev.rev)}, true
 	}
 	return watch.Event{}, false
 }
@@ -1105,4 +1104,28 @@ func (c *Cacher) allObjectsLocked() []runtime.Object {
 		all[i] = c.objects[k].obj
 	}
 	return all
+}
+
+// atRevision is obj as a watcher sees it at rev (its deletion): a copy
+// sharing all but the resourceVersion with obj. Event objects are
+// read-only, as cached ones are, and a deep copy of a large object (a
+// CRD's schemas) for one field cost as much as decoding it.
+func atRevision(obj runtime.Object, rev int64) runtime.Object {
+	var out runtime.Object
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		content := maps.Clone(u.Object)
+		if md, ok := content["metadata"].(map[string]any); ok {
+			content["metadata"] = maps.Clone(md)
+		}
+		out = &unstructured.Unstructured{Object: content}
+	} else if v := reflect.ValueOf(obj); v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Struct {
+		cp := reflect.New(v.Elem().Type())
+		cp.Elem().Set(v.Elem())
+		out, _ = cp.Interface().(runtime.Object)
+	}
+	if out == nil {
+		out = obj.DeepCopyObject()
+	}
+	_ = setResourceVersion(out, rev)
+	return out
 }

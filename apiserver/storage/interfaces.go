@@ -160,4 +160,15 @@ type Config struct {
 	// handled, into must be exactly what Codec.Decode would have made of
 	// data; when not, into must still be empty and the codec decodes.
 	Decode func(data []byte, into runtime.Object) (handled bool, err error)
+	// Copy, when set, replaces DeepCopyObject where the watch cache hands
+	// a cached object out for its caller to own (a CRD's copy shares the
+	// read-only schemas).
+	Copy func(runtime.Object) runtime.Object
+}
+
+func (c Config) copyObject(obj runtime.Object) runtime.Object {
+	if c.Copy != nil {
+		return c.Copy(obj)
+	}
+	return obj.DeepCopyObject()
 }
