@@ -327,19 +327,25 @@ func CopySharingSchemas(crd *apiextensionsv1.CustomResourceDefinition) *apiexten
 	out := &apiextensionsv1.CustomResourceDefinition{TypeMeta: crd.TypeMeta}
 	crd.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	crd.Status.DeepCopyInto(&out.Status)
-	versions := crd.Spec.Versions
-	spec := crd.Spec
+	out.Spec = specSharingSchemas(&crd.Spec)
+	return out
+}
+
+// specSharingSchemas is a deep copy of spec but for the versions' schemas.
+func specSharingSchemas(in *apiextensionsv1.CustomResourceDefinitionSpec) apiextensionsv1.CustomResourceDefinitionSpec {
+	var out apiextensionsv1.CustomResourceDefinitionSpec
+	spec := *in
 	spec.Versions = nil
-	spec.DeepCopyInto(&out.Spec)
-	if versions != nil {
-		out.Spec.Versions = make([]apiextensionsv1.CustomResourceDefinitionVersion, len(versions))
-		for i := range versions {
-			v := versions[i]
+	spec.DeepCopyInto(&out)
+	if in.Versions != nil {
+		out.Versions = make([]apiextensionsv1.CustomResourceDefinitionVersion, len(in.Versions))
+		for i := range in.Versions {
+			v := in.Versions[i]
 			schema := v.Schema
 			v.Schema = nil
-			v.DeepCopyInto(&out.Spec.Versions[i])
+			v.DeepCopyInto(&out.Versions[i])
 			if schema != nil {
-				out.Spec.Versions[i].Schema = &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: schema.OpenAPIV3Schema}
+				out.Versions[i].Schema = &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: schema.OpenAPIV3Schema}
 			}
 		}
 	}

@@ -28,8 +28,19 @@ import (
 // sigs.k8s.io/json's UnmarshalCaseSensitivePreserveInts gives for the same
 // bytes (no defaulting: the versioning codec's defaulter runs after that).
 func DecodeCRDJSON(data []byte, crd *apiextensionsv1.CustomResourceDefinition) (handled bool) {
+	return DecodeCRDJSONLike(data, nil, crd)
+}
+
+// DecodeCRDJSONLike is DecodeCRDJSON given like (nil: none), a read-only
+// CRD that data likely revises (the cached one). While data's UID and
+// non-zero generation are like's, its spec is like's (kube bumps the
+// generation with every spec change: status, finalizer and other metadata
+// writes keep it), so the spec is only skipped over, and taken from like
+// sharing its schemas (CopySharingSchemas). A CRD's status writes then
+// decode a few hundred bytes instead of its schemas.
+func DecodeCRDJSONLike(data []byte, like, crd *apiextensionsv1.CustomResourceDefinition) (handled bool) {
 	*crd = apiextensionsv1.CustomResourceDefinition{}
-	d := decoder{data: data}
+	d := decoder{data: data, like: like}
 	d.startSharing()
 	defer d.stopSharing()
 	defer func() {
@@ -76,6 +87,8 @@ type decoder struct {
 	// share finds equal subtrees decoded before (see decodeshare.go).
 	share    *sharing
 	shareBuf *[]int32
+	// like: see DecodeCRDJSONLike.
+	like *apiextensionsv1.CustomResourceDefinition
 }
 
 func (d *decoder) bail() { panic(notHandled{}) }
@@ -674,7 +687,13 @@ func (d *decoder) crd(crd *apiextensionsv1.CustomResourceDefinition) {
 			d.objectMeta(&crd.ObjectMeta)
 		case "spec":
 			d.seen(&mask, 3)
-			d.spec(&crd.Spec)
+			// Metadata comes first in what the server stores.
+			if l := d.like; l != nil && crd.UID != "" && crd.UID == l.UID && crd.Generation != 0 && crd.Generation == l.Generation {
+				d.skip()
+				crd.Spec = specSharingSchemas(&l.Spec)
+			} else {
+				d.spec(&crd.Spec)
+			}
 		case "status":
 			d.seen(&mask, 4)
 			d.status(&crd.Status)

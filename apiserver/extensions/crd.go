@@ -125,9 +125,10 @@ func (e *Extensions) crdCodec() runtime.Codec {
 // re-scans every schema subtree, which dominates a restart with many large
 // CRDs), then defaults it as the versioning codec does after decoding.
 // Anything it does not reproduce exactly is left to the codec.
-func (e *Extensions) decodeStoredCRD(data []byte, into runtime.Object) (bool, error) {
+func (e *Extensions) decodeStoredCRD(data []byte, like, into runtime.Object) (bool, error) {
 	crd, ok := into.(*apiextensionsv1.CustomResourceDefinition)
-	if !ok || !crdschema.DecodeCRDJSON(data, crd) {
+	prev, _ := like.(*apiextensionsv1.CustomResourceDefinition)
+	if !ok || !crdschema.DecodeCRDJSONLike(data, prev, crd) {
 		return false, nil
 	}
 	e.scheme.Default(crd)

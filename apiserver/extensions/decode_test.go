@@ -27,6 +27,7 @@ func TestDecodeStoredCRDMatchesCodec(t *testing.T) {
 	for i, crd := range crdgen.ProviderCRDs(50, 11) {
 		crdschema.DefaultCRD(crd)
 		crd.UID = types.UID(fmt.Sprintf("uid-%d", i))
+		crd.Generation = 1
 		crd.CreationTimestamp = now
 		crd.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply,
 			APIVersion: "apiextensions.k8s.io/v1", Time: &now, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:group":{}}}`)}}}
@@ -42,16 +43,42 @@ func TestDecodeStoredCRDMatchesCodec(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := &apiextensionsv1.CustomResourceDefinition{}
-		handled, err := e.decodeStoredCRD(data, got)
+		handled, err := e.decodeStoredCRD(data, nil, got)
 		if err != nil || !handled {
 			t.Fatalf("%s: handled %v, err %v", crd.Name, handled, err)
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: fast decode differs from the codec", crd.Name)
 		}
+
+		// Given the cached revision it revises, the same generation's spec
+		// is that revision's (its schemas shared); another generation's or
+		// another UID's is decoded.
+		for _, tc := range []struct {
+			name   string
+			like   func(*apiextensionsv1.CustomResourceDefinition)
+			shared bool
+		}{
+			{"same generation", func(*apiextensionsv1.CustomResourceDefinition) {}, true},
+			{"older generation", func(l *apiextensionsv1.CustomResourceDefinition) { l.Generation = 2 }, false},
+			{"another UID", func(l *apiextensionsv1.CustomResourceDefinition) { l.UID = "other" }, false},
+		} {
+			like := got.DeepCopy()
+			tc.like(like)
+			again := &apiextensionsv1.CustomResourceDefinition{}
+			if handled, err := e.decodeStoredCRD(data, like, again); err != nil || !handled {
+				t.Fatalf("%s, %s: handled %v, err %v", crd.Name, tc.name, handled, err)
+			}
+			if !reflect.DeepEqual(again, want) {
+				t.Fatalf("%s, %s: decode given the cached revision differs from the codec", crd.Name, tc.name)
+			}
+			if shared := again.Spec.Versions[0].Schema.OpenAPIV3Schema == like.Spec.Versions[0].Schema.OpenAPIV3Schema; shared != tc.shared {
+				t.Fatalf("%s, %s: schema shared %v, want %v", crd.Name, tc.name, shared, tc.shared)
+			}
+		}
 	}
 	// Another kind is the codec's to decode.
-	if handled, _ := e.decodeStoredCRD([]byte(`{"apiVersion":"apiextensions.k8s.io/v1beta1","kind":"CustomResourceDefinition"}`), &apiextensionsv1.CustomResourceDefinition{}); handled {
+	if handled, _ := e.decodeStoredCRD([]byte(`{"apiVersion":"apiextensions.k8s.io/v1beta1","kind":"CustomResourceDefinition"}`), nil, &apiextensionsv1.CustomResourceDefinition{}); handled {
 		t.Fatal("v1beta1 handled")
 	}
 }

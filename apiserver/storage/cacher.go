@@ -254,7 +254,22 @@ func (c *Cacher) Create(ctx context.Context, key string, obj, out runtime.Object
 // GuaranteedUpdate implements Interface (Store).
 func (c *Cacher) GuaranteedUpdate(ctx context.Context, key string, out runtime.Object, ignoreNotFound bool,
 	preconditions *Preconditions, tryUpdate UpdateFunc) error {
-	return c.store.GuaranteedUpdate(ctx, key, out, ignoreNotFound, preconditions, tryUpdate)
+	return c.store.guaranteedUpdate(ctx, key, out, ignoreNotFound, preconditions, tryUpdate, c.likelyPrevious(key))
+}
+
+// likelyPrevious is the cached object at key, for a decoder that can reuse
+// what did not change since (Config.Decode); nil when there is no such
+// decoder or nothing cached.
+func (c *Cacher) likelyPrevious(key string) runtime.Object {
+	if c.cfg.Decode == nil {
+		return nil
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if cached := c.objects[key]; cached != nil {
+		return cached.obj
+	}
+	return nil
 }
 
 // Delete implements Interface (Store).
@@ -272,7 +287,7 @@ func (c *Cacher) CurrentRevision(ctx context.Context) (int64, error) {
 // etcd: one range read costs no more than learning the current revision.
 func (c *Cacher) Get(ctx context.Context, key string, opts GetOptions, out runtime.Object) error {
 	if opts.ResourceVersion == "" {
-		return c.store.Get(ctx, key, opts, out)
+		return c.store.get(ctx, key, opts, out, c.likelyPrevious(key))
 	}
 	minRev, err := parseResourceVersion(opts.ResourceVersion)
 	if err != nil {
@@ -626,7 +641,11 @@ func (c *Cacher) decode(data []byte, rev int64) (*cachedObject, error) {
 // what it shares with prev needs no compacting.
 func (c *Cacher) decodeAfter(prev *cachedObject, data []byte, rev int64) (*cachedObject, error) {
 	obj := c.cfg.NewFunc()
-	if err := c.store.decodeIntoZero(data, rev, obj); err != nil {
+	var like runtime.Object
+	if prev != nil {
+		like = prev.obj
+	}
+	if err := c.store.decodeIntoZero(data, rev, like, obj); err != nil {
 		return nil, err
 	}
 	shared := prev != nil && c.cfg.ShareUnchanged != nil && c.cfg.ShareUnchanged(prev.obj, obj)

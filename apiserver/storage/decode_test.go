@@ -17,7 +17,7 @@ func TestStoreConfigDecode(t *testing.T) {
 	ctx := testContext(t)
 	cfg := testConfig(t)
 	calls := 0
-	cfg.Decode = func(data []byte, into runtime.Object) (bool, error) {
+	cfg.Decode = func(data []byte, _, into runtime.Object) (bool, error) {
 		calls++
 		if strings.Contains(string(data), "fast") {
 			into.(*corev1.ConfigMap).Name = "from-decode"

@@ -159,7 +159,11 @@ type Config struct {
 	// faster decoder for the resource's stored bytes. When it reports
 	// handled, into must be exactly what Codec.Decode would have made of
 	// data; when not, into must still be empty and the codec decodes.
-	Decode func(data []byte, into runtime.Object) (handled bool, err error)
+	// like, when not nil, is an object data likely revises (the cached one
+	// at its key, read-only): what provably did not change since (a CRD's
+	// spec while its generation holds) may be taken from it rather than
+	// decoded again, sharing only what is read-only everywhere.
+	Decode func(data []byte, like, into runtime.Object) (handled bool, err error)
 	// Copy, when set, replaces DeepCopyObject where the watch cache hands
 	// a cached object out for its caller to own (a CRD's copy shares the
 	// read-only schemas).

@@ -137,7 +137,7 @@ func (s *Store) decodeAll(setter *itemsSetter, kvs []*mvccpb.KeyValue, pred Sele
 			elem = items.Index(items.Len() - 1)
 			obj = elem.Addr().Interface().(runtime.Object)
 		}
-		if err := s.decodeIntoZero(kv.Value, kv.ModRevision, obj); err != nil {
+		if err := s.decodeIntoZero(kv.Value, kv.ModRevision, nil, obj); err != nil {
 			return items, i, err
 		}
 		matched := true

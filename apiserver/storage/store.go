@@ -85,6 +85,12 @@ func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object,
 // Get implements Interface. ResourceVersion "0" is a serializable read; any
 // other value a linearizable one, checked against the requested minimum.
 func (s *Store) Get(ctx context.Context, key string, opts GetOptions, out runtime.Object) error {
+	return s.get(ctx, key, opts, out, nil)
+}
+
+// get is Get with like, an object the stored one likely revises (see
+// Config.Decode).
+func (s *Store) get(ctx context.Context, key string, opts GetOptions, out, like runtime.Object) error {
 	minRev, err := parseResourceVersion(opts.ResourceVersion)
 	if err != nil {
 		return err
@@ -107,7 +113,7 @@ func (s *Store) Get(ctx context.Context, key string, opts GetOptions, out runtim
 		return apierrors.NewNotFound(s.cfg.Resource, nameFromKey(key))
 	}
 	kv := resp.Kvs[0]
-	return s.decodeInto(kv.Value, kv.ModRevision, out)
+	return s.decodeLike(kv.Value, kv.ModRevision, like, out)
 }
 
 // CurrentRevision implements Interface with a linearizable count-only read.
@@ -133,7 +139,7 @@ type objectState struct {
 	missing bool
 }
 
-func (s *Store) stateFromKVs(kvs []*mvccpb.KeyValue, key string) (*objectState, error) {
+func (s *Store) stateFromKVs(kvs []*mvccpb.KeyValue, key string, like runtime.Object) (*objectState, error) {
 	state := &objectState{obj: s.cfg.NewFunc()}
 	if len(kvs) == 0 {
 		state.missing = true
@@ -141,25 +147,32 @@ func (s *Store) stateFromKVs(kvs []*mvccpb.KeyValue, key string) (*objectState, 
 	}
 	kv := kvs[0]
 	state.data, state.rev, state.lease = kv.Value, kv.ModRevision, kv.Lease
-	if err := s.decodeInto(kv.Value, kv.ModRevision, state.obj); err != nil {
+	if err := s.decodeLike(kv.Value, kv.ModRevision, like, state.obj); err != nil {
 		return nil, err
 	}
 	return state, nil
 }
 
-func (s *Store) readState(ctx context.Context, key string) (*objectState, error) {
+func (s *Store) readState(ctx context.Context, key string, like runtime.Object) (*objectState, error) {
 	resp, err := s.client.Get(ctx, key)
 	if err != nil {
 		return nil, s.etcdError(err, key)
 	}
-	return s.stateFromKVs(resp.Kvs, key)
+	return s.stateFromKVs(resp.Kvs, key, like)
 }
 
 // GuaranteedUpdate implements Interface.
 func (s *Store) GuaranteedUpdate(ctx context.Context, key string, out runtime.Object, ignoreNotFound bool,
 	preconditions *Preconditions, tryUpdate UpdateFunc) error {
+	return s.guaranteedUpdate(ctx, key, out, ignoreNotFound, preconditions, tryUpdate, nil)
+}
+
+// guaranteedUpdate is GuaranteedUpdate with like, an object the stored one
+// likely revises (see Config.Decode).
+func (s *Store) guaranteedUpdate(ctx context.Context, key string, out runtime.Object, ignoreNotFound bool,
+	preconditions *Preconditions, tryUpdate UpdateFunc, like runtime.Object) error {
 	name := nameFromKey(key)
-	state, err := s.readState(ctx, key)
+	state, err := s.readState(ctx, key, like)
 	if err != nil {
 		return err
 	}
@@ -183,7 +196,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, out runtime.Ob
 		}
 		if !state.missing && bytes.Equal(data, state.data) {
 			// Nothing changed: no write, the object keeps its revision.
-			return s.decodeInto(state.data, state.rev, out)
+			return s.decodeLike(state.data, state.rev, like, out)
 		}
 		var cmp clientv3.Cmp
 		var putOpts []clientv3.OpOption
@@ -203,10 +216,10 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, out runtime.Ob
 			return s.etcdError(err, key)
 		}
 		if resp.Succeeded {
-			return s.decodeInto(data, resp.Header.Revision, out)
+			return s.decodeLike(data, resp.Header.Revision, like, out)
 		}
 		// Lost a race: retry against the value that won.
-		if state, err = s.stateFromKVs(resp.Responses[0].GetResponseRange().Kvs, key); err != nil {
+		if state, err = s.stateFromKVs(resp.Responses[0].GetResponseRange().Kvs, key, like); err != nil {
 			return err
 		}
 	}
@@ -217,7 +230,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, out runtime.Ob
 func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, preconditions *Preconditions,
 	validateDeletion func(ctx context.Context, obj runtime.Object) error) error {
 	name := nameFromKey(key)
-	state, err := s.readState(ctx, key)
+	state, err := s.readState(ctx, key, nil)
 	if err != nil {
 		return err
 	}
@@ -246,7 +259,7 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, prec
 			}
 			return s.decodeInto(state.data, resp.Header.Revision, out)
 		}
-		if state, err = s.stateFromKVs(resp.Responses[0].GetResponseRange().Kvs, key); err != nil {
+		if state, err = s.stateFromKVs(resp.Responses[0].GetResponseRange().Kvs, key, nil); err != nil {
 			return err
 		}
 	}
@@ -289,16 +302,22 @@ func (s *Store) encode(obj runtime.Object) ([]byte, error) {
 
 // decodeInto decodes stored bytes into into and sets its resourceVersion.
 func (s *Store) decodeInto(data []byte, rev int64, into runtime.Object) error {
+	return s.decodeLike(data, rev, nil, into)
+}
+
+// decodeLike is decodeInto given like (nil: none), an object data likely
+// revises, for Config.Decode.
+func (s *Store) decodeLike(data []byte, rev int64, like, into runtime.Object) error {
 	if err := runtime.SetZeroValue(into); err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	return s.decodeIntoZero(data, rev, into)
+	return s.decodeIntoZero(data, rev, like, into)
 }
 
-// decodeIntoZero is decodeInto for an object known to be empty.
-func (s *Store) decodeIntoZero(data []byte, rev int64, into runtime.Object) error {
+// decodeIntoZero is decodeLike for an object known to be empty.
+func (s *Store) decodeIntoZero(data []byte, rev int64, like, into runtime.Object) error {
 	if s.cfg.Decode != nil {
-		handled, err := s.cfg.Decode(data, into)
+		handled, err := s.cfg.Decode(data, like, into)
 		if err != nil {
 			return apierrors.NewInternalError(fmt.Errorf("decoding %s: %w", s.cfg.Resource, err))
 		}

@@ -174,7 +174,7 @@ func (s *Store) translate(e *clientv3.Event, pred SelectionPredicate) (watch.Eve
 	var cur, prev runtime.Object
 	if e.Type == clientv3.EventTypePut {
 		cur = s.cfg.NewFunc()
-		if err := s.decodeIntoZero(e.Kv.Value, e.Kv.ModRevision, cur); err != nil {
+		if err := s.decodeIntoZero(e.Kv.Value, e.Kv.ModRevision, nil, cur); err != nil {
 			return watch.Event{}, false, err
 		}
 	}
@@ -182,7 +182,7 @@ func (s *Store) translate(e *clientv3.Event, pred SelectionPredicate) (watch.Eve
 	if needPrev {
 		prev = s.cfg.NewFunc()
 		// A deleted object reports the deletion revision.
-		if err := s.decodeIntoZero(e.PrevKv.Value, e.Kv.ModRevision, prev); err != nil {
+		if err := s.decodeIntoZero(e.PrevKv.Value, e.Kv.ModRevision, nil, prev); err != nil {
 			return watch.Event{}, false, err
 		}
 	}
