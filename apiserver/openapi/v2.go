@@ -116,20 +116,23 @@ func (f *v2Fragment) encode() error {
 			f.err = err
 			return
 		}
-		// Sized for the paths and the definitions given as JSON, the bulk
-		// of a custom resource's fragment, rather than doubling into it.
-		out := make([]byte, 0, parts.sizeHint())
+		// Written into a reused buffer and copied once, at its size: after
+		// a burst of CRDs the heap has been given back to the OS, and every
+		// byte of fresh memory is a page fault; a buffer sized by guess
+		// either grew by doubling or was copied again when it overshot.
+		scratch := scratchBuffers.Get().(*[]byte)
+		out := slices.Grow((*scratch)[:0], parts.sizeHint()) // no doubling into a large fragment
 		out, f.sections[pathsSection], err = appendMembers(out, parts.pathNames(), parts.appendPath)
 		if err == nil {
 			out, f.sections[definitionsSection], err = appendMembers(out, parts.definitionNames(), parts.appendDefinition)
 		}
-		if cap(out)-len(out) > len(out)/8 {
-			out = bytes.Clone(out)
-		}
+		*scratch = out[:0] // keeps what it grew to
+		out = bytes.Clone(out)
+		scratchBuffers.Put(scratch)
 		for _, buf := range parts.scratch {
 			scratchBuffers.Put(buf)
 		}
-		f.json, f.refs, f.supplied, f.err = slices.Clip(out), parts.refs, parts.supplied, err
+		f.json, f.refs, f.supplied, f.err = out, parts.refs, parts.supplied, err
 		f.hash = sha256.Sum256(f.json)
 	})
 	return f.err
@@ -188,7 +191,8 @@ func (p v2Parts) appendDefinition(out []byte, name string) ([]byte, error) {
 }
 
 // sizeHint is about what the paths written from routes and the
-// definitions given as JSON take as members.
+// definitions given as JSON take as members: what a fragment's scratch
+// buffer grows to at once.
 func (p v2Parts) sizeHint() int {
 	n := 0
 	parameters := func(list []parameter) {

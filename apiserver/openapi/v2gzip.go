@@ -39,10 +39,14 @@ func deflate(data []byte) ([]byte, error) {
 	if len(data) < 512 {
 		return storedBlocks(data), nil
 	}
-	var buf bytes.Buffer
+	// Compressed into a reused buffer and copied once, at its size: a
+	// bytes.Buffer per piece grew by doubling into fresh memory.
+	buf := deflateBuffers.Get().(*bytes.Buffer)
+	defer deflateBuffers.Put(buf)
+	buf.Reset()
 	w := deflaters.Get().(*flate.Writer)
 	defer deflaters.Put(w)
-	w.Reset(&buf)
+	w.Reset(buf)
 	if _, err := w.Write(data); err != nil {
 		return nil, err
 	}
@@ -51,6 +55,8 @@ func deflate(data []byte) ([]byte, error) {
 	}
 	return bytes.Clone(buf.Bytes()), nil
 }
+
+var deflateBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // storedBlocks is data as uncompressed non-final deflate blocks.
 func storedBlocks(data []byte) []byte {
