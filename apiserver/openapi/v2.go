@@ -430,18 +430,61 @@ func localV2Parts(resources []Resource, own SuppliedDefinitions) v2Parts {
 	return parts
 }
 
-// sharedV2Fragment holds roots and every definition they reach.
-func sharedV2Fragment(roots []string, extra SuppliedDefinitions) *v2Fragment {
+// sharedV2Fragment holds roots and every definition they reach; those in
+// prefetched (generated ones, already encoded) are taken from there.
+func sharedV2Fragment(roots []string, extra SuppliedDefinitions, prefetched map[string]encodedDefinition) *v2Fragment {
 	return newV2Fragment(strings.Join(roots, "\n"), func() (v2Parts, error) {
 		resolver := newDefinitionResolver(v2RefPrefix, extra)
-		parts := v2Parts{}
-		parts.definitions = closure(roots, func(name string) (*spec.Schema, []string) {
+		parts := v2Parts{definitions: map[string]*spec.Schema{}, encoded: map[string][]byte{}}
+		_ = walkClosure(roots, func(name string) ([]string, error) {
 			_, supplied := extra[name]
 			parts.supplied = parts.supplied || supplied
-			return resolver.lookup(name)
+			if prefetched, ok := prefetched[name]; ok && !supplied {
+				parts.encoded[name] = prefetched.json
+				return prefetched.dependencies, nil
+			}
+			schema, dependencies := resolver.lookup(name)
+			if schema == nil {
+				return nil, nil
+			}
+			parts.definitions[name] = schema
+			return dependencies, nil
 		})
 		return parts, nil
 	})
+}
+
+// encodedDefinition is a generated definition as a fragment holds it.
+type encodedDefinition struct {
+	json         []byte
+	dependencies []string
+}
+
+// prefetchV2Definitions encodes the generated definitions roots reach
+// (the supplied ones, and what only they reach, are left out), for the
+// shared fragment: with no shared fragment built yet, rendering and
+// encoding the ~600 generated definitions took a first request's last,
+// single-threaded, stretch; done as soon as the base fragment (which
+// refers to nearly all of them) is encoded, it runs beside the custom
+// resources' fragments.
+func prefetchV2Definitions(roots []string, extra SuppliedDefinitions) (map[string]encodedDefinition, error) {
+	encoded := map[string]encodedDefinition{}
+	err := walkClosure(roots, func(name string) ([]string, error) {
+		if _, supplied := extra[name]; supplied {
+			return nil, nil
+		}
+		schema, dependencies := generatedV2.lookup(name)
+		if schema == nil {
+			return nil, nil
+		}
+		data, err := schema.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		encoded[name] = encodedDefinition{json: data, dependencies: dependencies}
+		return dependencies, nil
+	})
+	return encoded, err
 }
 
 // reusableShared reports whether a shared fragment built earlier describes
@@ -552,6 +595,13 @@ type sharedV2Cache struct {
 	fragment *v2Fragment
 }
 
+// empty reports whether no shared fragment was built yet.
+func (c *sharedV2Cache) empty() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fragment == nil
+}
+
 // v2Document is one state's /openapi/v2, assembled on first request.
 type v2Document struct {
 	version   string
@@ -573,10 +623,23 @@ type v2Document struct {
 
 func (d *v2Document) assemble() error {
 	d.once.Do(func() {
-		if d.err = encodeAll(d.fragments, (*v2Fragment).encode); d.err != nil {
+		// The base fragment comes first: once it is encoded, the worker
+		// that encoded it prefetches the shared definitions it refers to
+		// while the other workers go on with the custom resources.
+		var prefetched map[string]encodedDefinition
+		prefetch := d.shared.empty()
+		d.err = parallel(len(d.fragments), func(i int) error {
+			if err := d.fragments[i].encode(); err != nil || i > 0 || !prefetch {
+				return err
+			}
+			var err error
+			prefetched, err = prefetchV2Definitions(d.fragments[0].refs, d.extra)
+			return err
+		})
+		if d.err != nil {
 			return
 		}
-		shared, err := d.sharedFragment()
+		shared, err := d.sharedFragment(prefetched)
 		if err != nil {
 			d.err = err
 			return
@@ -615,7 +678,7 @@ var comma = []byte(",")
 
 // sharedFragment returns the definitions the fragments refer to but do not
 // carry, reusing the last one built when it fits.
-func (d *v2Document) sharedFragment() (*v2Fragment, error) {
+func (d *v2Document) sharedFragment(prefetched map[string]encodedDefinition) (*v2Fragment, error) {
 	var roots []string
 	for _, f := range d.fragments {
 		roots = append(roots, f.refs...)
@@ -626,7 +689,7 @@ func (d *v2Document) sharedFragment() (*v2Fragment, error) {
 	d.shared.mu.Lock()
 	defer d.shared.mu.Unlock()
 	if !reusableShared(d.shared.fragment, key, d.extra) {
-		d.shared.fragment = sharedV2Fragment(roots, d.extra)
+		d.shared.fragment = sharedV2Fragment(roots, d.extra, prefetched)
 	}
 	return d.shared.fragment, d.shared.fragment.encode()
 }
