@@ -76,6 +76,10 @@ type v2Fragment struct {
 	source *spec.Swagger // external fragments: the document it was built from
 	build  func() (v2Parts, error)
 
+	// derived: the fragment's bytes follow from key (and the binary), so
+	// its hash is taken of those rather than of its tens of kilobytes.
+	derived bool
+
 	once     sync.Once
 	json     []byte
 	sections [2]v2Section
@@ -133,7 +137,11 @@ func (f *v2Fragment) encode() error {
 			scratchBuffers.Put(buf)
 		}
 		f.json, f.refs, f.supplied, f.err = out, parts.refs, parts.supplied, err
-		f.hash = sha256.Sum256(f.json)
+		if f.derived {
+			f.hash = sha256.Sum256([]byte(buildIdentity() + "\n" + f.key))
+		} else {
+			f.hash = sha256.Sum256(f.json)
+		}
 	})
 	return f.err
 }
@@ -362,9 +370,11 @@ func parallel(n int, do func(i int) error) error {
 // definitions only; it depends on nothing supplied, so it is reused as long
 // as those resources are unchanged.
 func baseV2Fragment(resources []Resource) *v2Fragment {
-	return newV2Fragment(fmt.Sprintf("%+v", resources), func() (v2Parts, error) {
+	f := newV2Fragment(fmt.Sprintf("%+v", resources), func() (v2Parts, error) {
 		return localV2Parts(resources, nil), nil
 	})
+	f.derived = true
+	return f
 }
 
 // customV2Fragment holds one resource with supplied definitions: its paths
@@ -375,9 +385,11 @@ func customV2Fragment(r Resource, own SuppliedDefinitions) *v2Fragment {
 	if r.Revision != "" {
 		key = fmt.Sprintf("%+v", r)
 	}
-	return newV2Fragment(key, func() (v2Parts, error) {
+	f := newV2Fragment(key, func() (v2Parts, error) {
 		return localV2Parts([]Resource{r}, own), nil
 	})
+	f.derived = key != "" // the revision names the definitions (see Resource.Revision)
+	return f
 }
 
 // ownDefinitions returns the supplied definitions naming r's kind or list.

@@ -314,3 +314,23 @@ func TestParseV2DocumentMatchesGnostic(t *testing.T) {
 		t.Errorf("parseV2Document differs from gnostic's ParseDocument:\n got %v\nwant %v", got, want)
 	}
 }
+
+// A custom resource's fragment hash is derived from its revision rather
+// than read from its bytes: two Services given the same state (a restart)
+// serve the same ETag, and a new revision changes it.
+func TestV2ETagFromRevisions(t *testing.T) {
+	etagOf := func(revision string) string {
+		w := newWidgets(2, revision)
+		s := NewService("v1.37.0")
+		s.Update(mixedState(w))
+		_, etag := fetchV2(t, s, "application/json")
+		return etag
+	}
+	first, again, revised := etagOf("r1"), etagOf("r1"), etagOf("r2")
+	if first != again {
+		t.Errorf("same state, different ETags: %s and %s", first, again)
+	}
+	if revised == first {
+		t.Error("ETag unchanged by a new revision")
+	}
+}
