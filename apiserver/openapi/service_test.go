@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/devplane/devplane/apiserver/request"
 	openapi_v2 "github.com/google/gnostic-models/openapiv2"
 	"google.golang.org/protobuf/proto"
 	"k8s.io/kube-openapi/pkg/handler3"
@@ -278,6 +279,17 @@ func TestV2CachingHeaders(t *testing.T) {
 	decompressed, err := io.ReadAll(reader)
 	if err != nil || !json.Valid(decompressed) {
 		t.Errorf("gzip body is not JSON (err %v)", err)
+	}
+
+	// A client --disable-compression-for-client-ips names gets it as is.
+	uncompressed := httptest.NewRequest(http.MethodGet, "/openapi/v2", nil)
+	uncompressed.Header.Set("Accept", "application/json")
+	uncompressed.Header.Set("Accept-Encoding", "gzip")
+	uncompressed = uncompressed.WithContext(request.WithoutCompression(uncompressed.Context()))
+	recorder := httptest.NewRecorder()
+	s.ServeHTTP(recorder, uncompressed)
+	if encoding := recorder.Header().Get("Content-Encoding"); encoding != "" || !bytes.Equal(recorder.Body.Bytes(), decompressed) {
+		t.Errorf("without compression: Content-Encoding %q, body equal to the gzip one's: %v", encoding, bytes.Equal(recorder.Body.Bytes(), decompressed))
 	}
 }
 

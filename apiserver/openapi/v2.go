@@ -39,6 +39,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/devplane/devplane/apiserver/request"
 	openapi_v2 "github.com/google/gnostic-models/openapiv2"
 	"google.golang.org/protobuf/proto"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -942,7 +943,10 @@ func (s *Service) serveV2(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		body := form.pieces
-		if err == nil && acceptsGzip(r) {
+		// Clients that --disable-compression-for-client-ips names (loopback
+		// by default) get the bytes as they are, as API responses: there
+		// gzip only costs CPU on both ends (kubectl inflating 40 MB).
+		if err == nil && acceptsGzip(r) && !request.CompressionDisabled(r.Context()) {
 			body, err = form.gzip()
 			w.Header().Set("Content-Encoding", "gzip")
 		}
