@@ -11,8 +11,8 @@ package cli_test
 // (process RSS; kube's is kube-apiserver + etcd), Go heap in use and
 // goroutines before and after, time to all Established from the start of
 // the apply, creating one more CRD with all of them installed (server round
-// trip, and to Established; right after the apply and again after 15 s
-// quiet), /openapi/v2 and /openapi/v3 timings, custom
+// trip, the server's minor page faults meanwhile, and to Established;
+// right after the apply and again after 15 s quiet), /openapi/v2 and /openapi/v3 timings, custom
 // resources served (create, list of 1,000, watch), and devplane's restart
 // with everything installed: to ready, and the first list of a custom
 // resource.
@@ -235,7 +235,7 @@ func crdLoad(b *testing.B, kubectl string, cfg *rest.Config, kubeconfig, file st
 	f.set("heap MB after", heap1)
 	f.set("goroutines after", goroutines1)
 
-	oneMoreCRD(b, ctx, ext, crds[n:], f, "one more CRD")
+	oneMoreCRD(b, ctx, ext, crds[n:], pids, f, "one more CRD")
 	openAPITimings(b, ctx, c, f)
 	customResources(b, ctx, c, f)
 
@@ -250,7 +250,7 @@ func crdLoad(b *testing.B, kubectl string, cfg *rest.Config, kubeconfig, file st
 	// And once the server has been quiet a while (devplane has given a
 	// burst's memory back by then): a CRD added later on.
 	time.Sleep(15 * time.Second)
-	oneMoreCRD(b, ctx, ext, crds[n:], f, "one more CRD, 15 s quiet")
+	oneMoreCRD(b, ctx, ext, crds[n:], pids, f, "one more CRD, 15 s quiet")
 }
 
 func tail(out []byte) string {
@@ -263,10 +263,11 @@ func tail(out []byte) string {
 // oneMoreCRD creates each of more with all the others installed: the
 // create's round trip (server time and a local transfer) and the time to
 // Established; then deletes it. Medians.
-func oneMoreCRD(b *testing.B, ctx context.Context, ext *apiextensionsclient.Clientset, more []map[string]any, f *loadFigures, label string) {
+func oneMoreCRD(b *testing.B, ctx context.Context, ext *apiextensionsclient.Clientset, more []map[string]any, pids []int, f *loadFigures, label string) {
 	b.Helper()
 	crds := ext.ApiextensionsV1().CustomResourceDefinitions()
 	var creates, ready []time.Duration
+	var faults float64
 	sum0, count0 := requestSeconds(b, ext.RESTClient(), "POST", "customresourcedefinitions")
 	for _, m := range more {
 		u := &unstructured.Unstructured{Object: m}
@@ -274,12 +275,14 @@ func oneMoreCRD(b *testing.B, ctx context.Context, ext *apiextensionsclient.Clie
 		if err := runtimeFromUnstructured(u, crd); err != nil {
 			b.Fatal(err)
 		}
+		faults0 := minorFaults(pids)
 		start := time.Now()
 		created, err := crds.Create(ctx, crd, metav1.CreateOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		creates = append(creates, time.Since(start))
+		faults += minorFaults(pids) - faults0
 		for {
 			got, err := crds.Get(ctx, created.Name, metav1.GetOptions{})
 			if err != nil {
@@ -312,6 +315,7 @@ func oneMoreCRD(b *testing.B, ctx context.Context, ext *apiextensionsclient.Clie
 		f.set(label+": create server mean ms", (sum1-sum0)/(count1-count0)*1000)
 	}
 	f.set(label+": create p50 ms", ms(percentile(creates, 50)))
+	f.set(label+": page faults per create", faults/float64(len(more)))
 	f.set(label+": to Established p50 ms", ms(percentile(ready, 50)))
 }
 
