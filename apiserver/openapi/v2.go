@@ -195,8 +195,7 @@ func (p v2Parts) appendDefinition(out []byte, name string) ([]byte, error) {
 	if data, ok := p.encoded[name]; ok {
 		return append(out, data...), nil
 	}
-	value, err := p.definitions[name].MarshalJSON()
-	return append(out, value...), err
+	return appendSchemaJSON(out, p.definitions[name])
 }
 
 // sizeHint is about what the paths written from routes and the
@@ -479,9 +478,13 @@ type encodedDefinition struct {
 // encoding the ~600 generated definitions took a first request's last,
 // single-threaded, stretch; done as soon as the base fragment (which
 // refers to nearly all of them) is encoded, it runs beside the custom
-// resources' fragments.
-func prefetchV2Definitions(roots []string, extra SuppliedDefinitions) (map[string]encodedDefinition, error) {
-	encoded := map[string]encodedDefinition{}
+// resources' fragments. They are written into one scratch buffer (about
+// a megabyte), which the caller gives back to scratchBuffers once the
+// shared fragment has copied them.
+func prefetchV2Definitions(roots []string, extra SuppliedDefinitions) (map[string]encodedDefinition, *[]byte, error) {
+	encoded := make(map[string]encodedDefinition, len(definitionGenerators()))
+	scratch := scratchBuffers.Get().(*[]byte)
+	out := slices.Grow((*scratch)[:0], prefetchedV2Size)
 	err := walkClosure(roots, func(name string) ([]string, error) {
 		if _, supplied := extra[name]; supplied {
 			return nil, nil
@@ -490,15 +493,23 @@ func prefetchV2Definitions(roots []string, extra SuppliedDefinitions) (map[strin
 		if schema == nil {
 			return nil, nil
 		}
-		data, err := schema.MarshalJSON()
-		if err != nil {
+		start := len(out)
+		var err error
+		if out, err = appendSchemaJSON(out, schema); err != nil {
 			return nil, err
 		}
-		encoded[name] = encodedDefinition{json: data, dependencies: dependencies}
+		// Full slice expressions: a definition's bytes stay its own if
+		// out grows (then the earlier ones are in the old array).
+		encoded[name] = encodedDefinition{json: out[start:len(out):len(out)], dependencies: dependencies}
 		return dependencies, nil
 	})
-	return encoded, err
+	*scratch = out[:0] // keeps what it grew to
+	return encoded, scratch, err
 }
+
+// prefetchedV2Size is about what every generated definition takes in
+// JSON, with room to spare (what is never written is never touched).
+const prefetchedV2Size = 2 << 20
 
 // reusableShared reports whether a shared fragment built earlier describes
 // roots under extra too: same roots, and no definition that extra now
@@ -640,19 +651,26 @@ func (d *v2Document) assemble() error {
 		// that encoded it prefetches the shared definitions it refers to
 		// while the other workers go on with the custom resources.
 		var prefetched map[string]encodedDefinition
+		var prefetchedBuffer *[]byte
 		prefetch := d.shared.empty()
 		d.err = parallel(len(d.fragments), func(i int) error {
 			if err := d.fragments[i].encode(); err != nil || i > 0 || !prefetch {
 				return err
 			}
 			var err error
-			prefetched, err = prefetchV2Definitions(d.fragments[0].refs, d.extra)
+			prefetched, prefetchedBuffer, err = prefetchV2Definitions(d.fragments[0].refs, d.extra)
 			return err
 		})
 		if d.err != nil {
+			if prefetchedBuffer != nil {
+				scratchBuffers.Put(prefetchedBuffer)
+			}
 			return
 		}
 		shared, err := d.sharedFragment(prefetched)
+		if prefetchedBuffer != nil { // the shared fragment, built or not, holds none of it
+			scratchBuffers.Put(prefetchedBuffer)
+		}
 		if err != nil {
 			d.err = err
 			return
