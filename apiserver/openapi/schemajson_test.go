@@ -93,8 +93,8 @@ func TestSchemaJSONEdgeCases(t *testing.T) {
 			MaxProperties: integer(math.MaxInt64), MinProperties: integer(math.MinInt64),
 		}},
 		"negative zero": {SchemaProps: spec.SchemaProps{Maximum: ptr(math.Copysign(0, -1))}},
-		"types": {SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"string", "null"}, Nullable: true}},
-		"empty type": {SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{}}},
+		"types":         {SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"string", "null"}, Nullable: true}},
+		"empty type":    {SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{}}},
 		"values": {SchemaProps: spec.SchemaProps{
 			Default: map[string]any{"b": []any{int64(1), 2.5, "x", true, nil, map[string]any{}}, "a": int(3)},
 			Enum:    []any{"a", int32(2), 1e-9, false, nil, []string{"x"}},
@@ -113,10 +113,10 @@ func TestSchemaJSONEdgeCases(t *testing.T) {
 		}},
 		"nil items": {SchemaProps: spec.SchemaProps{Items: &spec.SchemaOrArray{}}},
 		"properties": {SchemaProps: spec.SchemaProps{
-			Properties: map[string]spec.Schema{"b": leaf, "a": odd, "A": leaf, "é": leaf, "a b": leaf},
+			Properties:           map[string]spec.Schema{"b": leaf, "a": odd, "A": leaf, "é": leaf, "a b": leaf},
 			AdditionalProperties: &spec.SchemaOrBool{Allows: true},
 		}},
-		"additionalProperties false": {SchemaProps: spec.SchemaProps{AdditionalProperties: &spec.SchemaOrBool{}}},
+		"additionalProperties false":  {SchemaProps: spec.SchemaProps{AdditionalProperties: &spec.SchemaOrBool{}}},
 		"additionalProperties schema": {SchemaProps: spec.SchemaProps{AdditionalProperties: &spec.SchemaOrBool{Schema: &odd}}},
 		"swagger": {SchemaProps: spec.SchemaProps{ID: "id", Schema: "http://json-schema.org/draft-04/schema#",
 			Ref: spec.MustCreateRef("#/definitions/io.k8s.a~1b")},
