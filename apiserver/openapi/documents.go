@@ -39,9 +39,13 @@ func resolveResources(resources []Resource, resolver *definitionResolver) []reso
 }
 
 func routesForAll(resources []resolvedResource) []route {
-	var routes []route
+	n := 0
 	for _, r := range resources {
-		routes = append(routes, routesFor(r.Resource, r.listDefinition, r.builtin)...)
+		n += 6 + len(r.Subresources) // at most: collection, item, all namespaces, three watches
+	}
+	routes := make([]route, 0, n)
+	for _, r := range resources {
+		routes = appendRoutesFor(routes, r.Resource, r.listDefinition, r.builtin)
 	}
 	return routes
 }

@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -179,35 +180,131 @@ func listDefinitionName(r Resource) string {
 	return strings.TrimSuffix(r.DefinitionName, r.Kind) + r.ListKind
 }
 
+// Parameter and media type lists the routes share, read-only: building
+// them per resource was much of what laying out hundreds of resources
+// allocated.
+var (
+	clusterScope    = []parameter{paramPretty}
+	namespacedScope = []parameter{paramNamespace, paramPretty}
+
+	// By namespaced (0: cluster scoped, 1: namespaced).
+	pathScopes      = [2][]parameter{clusterScope, namespacedScope}
+	itemScopes      = [2][]parameter{{paramName, paramPretty}, {paramName, paramNamespace, paramPretty}}
+	watchScopes     = [2][]parameter{slices.Concat(listParameters, clusterScope), slices.Concat(listParameters, namespacedScope)}
+	watchItemScopes = [2][]parameter{
+		slices.Concat([]parameter{paramName}, listParameters, clusterScope),
+		slices.Concat([]parameter{paramName}, listParameters, namespacedScope),
+	}
+
+	// By builtin (0: custom resources, 1: built-in, which speak protobuf).
+	produceTypes = [2][]string{{mediaJSON, mediaYAML}, {mediaJSON, mediaYAML, mediaProtobuf}}
+	streamTypes  = [2][]string{{mediaJSON, mediaYAML, mediaJSONWatch}, {mediaJSON, mediaYAML, mediaProtobuf, mediaJSONWatch, mediaProtoWatch}}
+
+	consumeAny = []string{mediaAnyForUpload}
+
+	okStatus            = okResponses(statusDefinition)
+	okWatchEvent        = okResponses(watchEventDef)
+	acceptedStatus      = []response{{200, "OK", statusDefinition}, {202, "Accepted", statusDefinition}, {401, "Unauthorized", ""}}
+	createdScale        = []response{{200, "OK", scaleDefinition}, {201, "Created", scaleDefinition}, {401, "Unauthorized", ""}}
+	okScale             = okResponses(scaleDefinition)
+	scaleKind           = groupVersionKind{"autoscaling", "v1", "Scale"}
+	routeSubresourceSet = [...]string{"status", "scale"}
+)
+
+func okResponses(definition string) []response {
+	return []response{{200, "OK", definition}, {401, "Unauthorized", ""}}
+}
+
 // routesFor lays out a resource's paths and operations the way kube-apiserver
 // does. builtin resources also speak protobuf; custom resources do not.
 func routesFor(r Resource, listDefinition string, builtin bool) []route {
+	return appendRoutesFor(nil, r, listDefinition, builtin)
+}
+
+// appendRoutesFor appends routesFor's routes to routes. A resource's
+// operations share one array, and its responses another; the lists that
+// do not depend on it are shared by all.
+func appendRoutesFor(routes []route, r Resource, listDefinition string, builtin bool) []route {
 	prefix := "/" + groupVersionPath(r.Group, r.Version)
 	idGroupVersion := operationIDGroupVersion(r.Group, r.Version)
 	tag := operationTag(r.Group, r.Version)
 	kind := groupVersionKind{r.Group, r.Version, r.Kind}
 	can := func(verb string) bool { return hasString(r.Verbs, verb) }
-
-	produces := []string{mediaJSON, mediaYAML}
-	streams := []string{mediaJSON, mediaYAML, mediaJSONWatch}
-	if builtin {
-		produces = append(produces, mediaProtobuf)
-		streams = []string{mediaJSON, mediaYAML, mediaProtobuf, mediaJSONWatch, mediaProtoWatch}
+	count := func(verbs ...string) int {
+		n := 0
+		for _, verb := range verbs {
+			if can(verb) {
+				n++
+			}
+		}
+		return n
 	}
+
+	form := 0
+	if builtin {
+		form = 1
+	}
+	produces, streams := produceTypes[form], streamTypes[form]
 	patchTypes := r.PatchTypes
 	if patchTypes == nil {
 		patchTypes = defaultPatchTypes
 	}
 
-	scope, namespacedPrefix, pathScope := "", prefix, []parameter{paramPretty}
+	scope, namespacedPrefix, namespaced := "", prefix, 0
 	if r.Namespaced {
 		scope = "Namespaced"
 		namespacedPrefix = prefix + "/namespaces/{namespace}"
-		pathScope = []parameter{paramNamespace, paramPretty}
+		namespaced = 1
 	}
-	itemScope := append([]parameter{paramName}, pathScope...)
+	pathScope, itemScope := pathScopes[namespaced], itemScopes[namespaced]
 	collectionPath := namespacedPrefix + "/" + r.Resource
 	itemPath := collectionPath + "/{name}"
+
+	// Every operation of the resource, in one array each route takes its
+	// run of.
+	subresources := 0
+	for _, subresource := range r.Subresources {
+		if slices.Contains(routeSubresourceSet[:], subresource) {
+			subresources++
+		}
+	}
+	n := count("list", "create", "deletecollection") + count("get", "update", "delete", "patch") +
+		subresources*count("get", "update", "patch")
+	if r.Namespaced && can("list") {
+		n++
+	}
+	if can("watch") {
+		n += 2 + namespaced
+	}
+	operations := make([]operation, 0, n)
+	add := func(op operation) { operations = append(operations, op) }
+	// taken returns the operations added since mark.
+	taken := func(mark int) []operation { return operations[mark:len(operations):len(operations)] }
+	if routes == nil {
+		routes = make([]route, 0, 6+subresources)
+	}
+
+	// The responses naming the resource's definitions, in one array.
+	responses := make([]response, 0, 11)
+	respond := func(list ...response) []response {
+		mark := len(responses)
+		responses = append(responses, list...)
+		return responses[mark:len(responses):len(responses)]
+	}
+	var okKind, createdKind, acceptedKind, okList []response
+	if can("get") {
+		okKind = respond(response{200, "OK", r.DefinitionName}, response{401, "Unauthorized", ""})
+	}
+	if can("update") || can("patch") {
+		createdKind = respond(response{200, "OK", r.DefinitionName}, response{201, "Created", r.DefinitionName}, response{401, "Unauthorized", ""})
+	}
+	if can("create") {
+		acceptedKind = respond(response{200, "OK", r.DefinitionName}, response{201, "Created", r.DefinitionName},
+			response{202, "Accepted", r.DefinitionName}, response{401, "Unauthorized", ""})
+	}
+	if can("list") {
+		okList = respond(response{200, "OK", listDefinition}, response{401, "Unauthorized", ""})
+	}
 
 	newOperation := func(method, verbPrefix, suffix, action, description string) operation {
 		return operation{
@@ -215,114 +312,101 @@ func routesFor(r Resource, listDefinition string, builtin bool) []route {
 			description: description, kind: kind, produces: produces, tag: tag,
 		}
 	}
-	ok := func(definition string) []response {
-		return []response{{200, "OK", definition}, {401, "Unauthorized", ""}}
-	}
-	writeResponses := func(definition string, codes ...int) []response {
-		descriptions := map[int]string{200: "OK", 201: "Created", 202: "Accepted"}
-		var responses []response
-		for _, code := range codes {
-			responses = append(responses, response{code, descriptions[code], definition})
-		}
-		return append(responses, response{401, "Unauthorized", ""})
-	}
 
-	var routes []route
-	collection := route{path: collectionPath, parameters: pathScope}
+	mark := len(operations)
 	if can("list") {
 		list := newOperation("get", "list", "", "list", "list or watch objects of kind "+r.Kind)
-		list.parameters, list.produces, list.responses = listParameters, streams, ok(listDefinition)
-		collection.operations = append(collection.operations, list)
+		list.parameters, list.produces, list.responses = listParameters, streams, okList
+		add(list)
 	}
 	if can("create") {
 		create := newOperation("post", "create", "", "post", "create "+articleFor(r.Kind))
-		create.parameters, create.body, create.consumes = writeParameters, r.DefinitionName, []string{mediaAnyForUpload}
-		create.responses = writeResponses(r.DefinitionName, 200, 201, 202)
-		collection.operations = append(collection.operations, create)
+		create.parameters, create.body, create.consumes = writeParameters, r.DefinitionName, consumeAny
+		create.responses = acceptedKind
+		add(create)
 	}
 	if can("deletecollection") {
-		deleteCollection := operation{
+		add(operation{
 			method: "delete", id: "delete" + idGroupVersion + "Collection" + scope + r.Kind, action: "deletecollection",
 			description: "delete collection of " + r.Kind, kind: kind, produces: produces, tag: tag,
-			parameters: deleteCollectionParams, body: deleteOptionsDef, consumes: []string{mediaAnyForUpload},
-			responses: ok(statusDefinition),
-		}
-		collection.operations = append(collection.operations, deleteCollection)
+			parameters: deleteCollectionParams, body: deleteOptionsDef, consumes: consumeAny,
+			responses: okStatus,
+		})
 	}
-	if len(collection.operations) > 0 {
-		routes = append(routes, collection)
+	if len(operations) > mark {
+		routes = append(routes, route{path: collectionPath, parameters: pathScope, operations: taken(mark)})
 	}
 
-	item := route{path: itemPath, parameters: itemScope}
+	mark = len(operations)
 	if can("get") {
 		read := newOperation("get", "read", "", "get", "read the specified "+r.Kind)
-		read.responses = ok(r.DefinitionName)
-		item.operations = append(item.operations, read)
+		read.responses = okKind
+		add(read)
 	}
 	if can("update") {
 		replace := newOperation("put", "replace", "", "put", "replace the specified "+r.Kind)
-		replace.parameters, replace.body, replace.consumes = writeParameters, r.DefinitionName, []string{mediaAnyForUpload}
-		replace.responses = writeResponses(r.DefinitionName, 200, 201)
-		item.operations = append(item.operations, replace)
+		replace.parameters, replace.body, replace.consumes = writeParameters, r.DefinitionName, consumeAny
+		replace.responses = createdKind
+		add(replace)
 	}
 	if can("delete") {
 		remove := newOperation("delete", "delete", "", "delete", "delete "+articleFor(r.Kind))
-		remove.parameters, remove.body, remove.consumes = deleteParameters, deleteOptionsDef, []string{mediaAnyForUpload}
-		remove.responses = writeResponses(statusDefinition, 200, 202)
-		item.operations = append(item.operations, remove)
+		remove.parameters, remove.body, remove.consumes = deleteParameters, deleteOptionsDef, consumeAny
+		remove.responses = acceptedStatus
+		add(remove)
 	}
 	if can("patch") {
 		patch := newOperation("patch", "patch", "", "patch", "partially update the specified "+r.Kind)
 		patch.parameters, patch.body, patch.consumes = patchParameters, patchDefinition, patchTypes
-		patch.responses = writeResponses(r.DefinitionName, 200, 201)
-		item.operations = append(item.operations, patch)
+		patch.responses = createdKind
+		add(patch)
 	}
-	if len(item.operations) > 0 {
-		routes = append(routes, item)
+	if len(operations) > mark {
+		routes = append(routes, route{path: itemPath, parameters: itemScope, operations: taken(mark)})
 	}
 
 	// Subresources follow the parent's get/update/patch verbs, as in kube.
 	for _, subresource := range r.Subresources {
 		definition, subKind, suffix := r.DefinitionName, kind, upperFirst(subresource)
+		okSub, createdSub := okKind, createdKind
 		switch subresource {
 		case "status":
 		case "scale":
-			definition, subKind = scaleDefinition, groupVersionKind{"autoscaling", "v1", "Scale"}
+			definition, subKind, okSub, createdSub = scaleDefinition, scaleKind, okScale, createdScale
 		default:
 			continue
 		}
-		sub := route{path: itemPath + "/" + subresource, parameters: itemScope}
+		mark = len(operations)
 		if can("get") {
 			read := newOperation("get", "read", suffix, "get", "read "+subresource+" of the specified "+r.Kind)
-			read.kind, read.responses = subKind, ok(definition)
-			sub.operations = append(sub.operations, read)
+			read.kind, read.responses = subKind, okSub
+			add(read)
 		}
 		if can("update") {
 			replace := newOperation("put", "replace", suffix, "put", "replace "+subresource+" of the specified "+r.Kind)
-			replace.kind, replace.parameters, replace.body, replace.consumes = subKind, writeParameters, definition, []string{mediaAnyForUpload}
-			replace.responses = writeResponses(definition, 200, 201)
-			sub.operations = append(sub.operations, replace)
+			replace.kind, replace.parameters, replace.body, replace.consumes = subKind, writeParameters, definition, consumeAny
+			replace.responses = createdSub
+			add(replace)
 		}
 		if can("patch") {
 			patch := newOperation("patch", "patch", suffix, "patch", "partially update "+subresource+" of the specified "+r.Kind)
 			patch.kind, patch.parameters, patch.body, patch.consumes = subKind, patchParameters, patchDefinition, patchTypes
-			patch.responses = writeResponses(definition, 200, 201)
-			sub.operations = append(sub.operations, patch)
+			patch.responses = createdSub
+			add(patch)
 		}
-		if len(sub.operations) > 0 {
-			routes = append(routes, sub)
+		if len(operations) > mark {
+			routes = append(routes, route{path: itemPath + "/" + subresource, parameters: itemScope, operations: taken(mark)})
 		}
 	}
 
 	if r.Namespaced && can("list") {
-		allNamespaces := route{path: prefix + "/" + r.Resource, parameters: []parameter{paramPretty}}
-		list := operation{
+		mark = len(operations)
+		add(operation{
 			method: "get", id: "list" + idGroupVersion + r.Kind + "ForAllNamespaces", action: "list",
 			description: "list or watch objects of kind " + r.Kind, kind: kind, produces: streams, tag: tag,
-			parameters: listParameters, responses: ok(listDefinition),
-		}
-		allNamespaces.operations = []operation{list}
-		routes = append(routes, allNamespaces)
+			parameters: listParameters, responses: okList,
+		})
+		routes = append(routes, route{path: prefix + "/" + r.Resource, parameters: clusterScope, operations: taken(mark)})
 	}
 
 	if can("watch") {
@@ -332,24 +416,27 @@ func routesFor(r Resource, listDefinition string, builtin bool) []route {
 		if r.Namespaced {
 			watchPrefix += "/namespaces/{namespace}"
 		}
-		watchScope := append(append([]parameter{}, listParameters...), pathScope...)
+		mark = len(operations)
 		watchList := newOperation("get", "watch", "List", "watchlist", "watch individual changes to a list of "+r.Kind)
-		watchList.produces, watchList.responses = streams, ok(watchEventDef)
-		routes = append(routes, route{path: watchPrefix + "/" + r.Resource, parameters: watchScope, operations: []operation{watchList}})
+		watchList.produces, watchList.responses = streams, okWatchEvent
+		add(watchList)
+		routes = append(routes, route{path: watchPrefix + "/" + r.Resource, parameters: watchScopes[namespaced], operations: taken(mark)})
 
+		mark = len(operations)
 		watchItem := newOperation("get", "watch", "", "watch", "watch changes to an object of kind "+r.Kind)
-		watchItem.produces, watchItem.responses = streams, ok(watchEventDef)
+		watchItem.produces, watchItem.responses = streams, okWatchEvent
+		add(watchItem)
 		routes = append(routes, route{path: watchPrefix + "/" + r.Resource + "/{name}",
-			parameters: append([]parameter{paramName}, watchScope...), operations: []operation{watchItem}})
+			parameters: watchItemScopes[namespaced], operations: taken(mark)})
 
 		if r.Namespaced {
-			all := operation{
+			mark = len(operations)
+			add(operation{
 				method: "get", id: "watch" + idGroupVersion + r.Kind + "ListForAllNamespaces", action: "watchlist",
 				description: "watch individual changes to a list of " + r.Kind, kind: kind, produces: streams, tag: tag,
-				responses: ok(watchEventDef),
-			}
-			routes = append(routes, route{path: prefix + "/watch/" + r.Resource,
-				parameters: append(append([]parameter{}, listParameters...), paramPretty), operations: []operation{all}})
+				responses: okWatchEvent,
+			})
+			routes = append(routes, route{path: prefix + "/watch/" + r.Resource, parameters: watchScopes[0], operations: taken(mark)})
 		}
 	}
 	return routes
