@@ -243,14 +243,15 @@ func (h *handler) list(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		return
 	}
 	// A protobuf list of built-in objects reuses the watch cache's
-	// encoding of each item.
-	// Custom resources' JSON lists reuse each served item's JSON likewise.
+	// encoding of each item; a JSON list reuses each item's JSON: the
+	// cache's for built-in kinds (while JSON lists recur), each served
+	// item's for custom resources.
 	var encoded *storage.EncodedItems
 	switch {
 	case mc.as != asObject:
 	case mc.info.MediaType == mediaTypeProtobuf && !sc.res.Custom:
 		encoded = &storage.EncodedItems{}
-	case mc.info.MediaType == runtime.ContentTypeJSON && sc.res.Custom && !prettyPrint(r):
+	case mc.info.MediaType == runtime.ContentTypeJSON && !prettyPrint(r):
 		encoded = &storage.EncodedItems{WantJSON: true}
 	}
 	if encoded != nil {
@@ -264,8 +265,13 @@ func (h *handler) list(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	if encoded != nil && encoded.Valid && !encoded.WantJSON && h.writeProtobufList(w, r, http.StatusOK, list, sc.gv, encoded.Proto) {
 		return
 	}
-	if encoded != nil && encoded.JSON != nil && writeJSONList(w, r, http.StatusOK, list, encoded.JSON) {
-		return
+	if encoded != nil && encoded.JSON != nil {
+		if sc.res.Custom && writeJSONList(w, r, http.StatusOK, list, encoded.JSON) {
+			return
+		}
+		if !sc.res.Custom && h.writeTypedJSONList(w, r, http.StatusOK, list, sc.gv, encoded.JSON) {
+			return
+		}
 	}
 	h.respond(ctx, w, r, http.StatusOK, list, sc, mc)
 }

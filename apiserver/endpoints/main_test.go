@@ -25,8 +25,12 @@ import (
 // testServer serves every built-in kind from the shared etcd.
 var testServer *httptest.Server
 
+// testEtcd is the shared etcd.
+var testEtcd embedded.Etcd
+
 func TestMain(m *testing.M) {
 	testetcd.Main(m, func(etcd embedded.Etcd) func() {
+		testEtcd = etcd
 		reg := registry.New()
 		for _, k := range builtin.Kinds() {
 			res := registry.NewResourceFromBuiltin(k, storage.NewStore(etcd.Client(), registry.StorageConfig(k)))

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -44,7 +45,11 @@ type CacherOptions struct {
 	// ReadyTimeout bounds how long a read waits for the initial list before
 	// it is served by the Store instead (default 5s).
 	ReadyTimeout time.Duration
-	Logger       *slog.Logger
+	// JSONListWindow: each object's JSON (EncodedItems.WantJSON) is kept
+	// while JSON lists of the resource come at least this often, and
+	// dropped once none came for this long (default 1 minute).
+	JSONListWindow time.Duration
+	Logger         *slog.Logger
 }
 
 func (o *CacherOptions) setDefaults() {
@@ -63,6 +68,9 @@ func (o *CacherOptions) setDefaults() {
 	if o.ReadyTimeout <= 0 {
 		o.ReadyTimeout = 5 * time.Second
 	}
+	if o.JSONListWindow <= 0 {
+		o.JSONListWindow = time.Minute
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -77,6 +85,9 @@ type cachedObject struct {
 	// proto is obj's protobuf message, made by the first protobuf list that
 	// includes it (EncodedItems) and reused by every later one.
 	proto atomic.Pointer[[]byte]
+	// json is obj's JSON as encoding/json writes it, kept while JSON lists
+	// of the resource recur (Cacher.jsonItems).
+	json atomic.Pointer[[]byte]
 }
 
 // protoMarshaler is implemented by k8s.io/api's generated types.
@@ -100,6 +111,24 @@ func (c *cachedObject) protobuf() []byte {
 	return b
 }
 
+// jsonEncoding returns the object's JSON (encoding/json's, as the JSON
+// serializer writes it inside a list), made once per cached object until
+// dropJSON; nil for objects that are not built-in kinds.
+func (c *cachedObject) jsonEncoding() []byte {
+	if p := c.json.Load(); p != nil {
+		return *p
+	}
+	if _, builtin := c.obj.(protoMarshaler); !builtin {
+		return nil
+	}
+	b, err := json.Marshal(c.obj)
+	if err != nil {
+		return nil
+	}
+	c.json.Store(&b)
+	return b
+}
+
 // EncodedItems receives, from a list the watch cache serves, each item's
 // protobuf message in list order: a protobuf list response copies them
 // instead of marshalling every item again. Filled only when the cache
@@ -107,8 +136,10 @@ func (c *cachedObject) protobuf() []byte {
 type EncodedItems struct {
 	Valid bool
 	Proto [][]byte
-	// WantJSON asks a custom resource list for each served item's JSON,
-	// left in JSON (nil when not available).
+	// WantJSON asks for each item's JSON instead of its protobuf message:
+	// for built-in kinds the cache's (only while JSON lists of the
+	// resource recur, see CacherOptions.JSONListWindow), for custom
+	// resources each served item's. JSON is nil when not available.
 	WantJSON bool
 	JSON     [][]byte
 }
@@ -165,7 +196,11 @@ type Cacher struct {
 	stopOnce  sync.Once
 
 	etcdLists atomic.Int64
-	backoff   time.Duration // before retrying a failed list; only the hub's goroutine for c
+	// jsonListed is when (UnixNano) the last JSON list asked for its
+	// items' JSON; jsonKept: some object keeps its JSON, a drop is due.
+	jsonListed atomic.Int64
+	jsonKept   atomic.Bool
+	backoff    time.Duration // before retrying a failed list; only the hub's goroutine for c
 
 	mu         sync.RWMutex
 	objects    map[string]*cachedObject
@@ -359,9 +394,13 @@ func (c *Cacher) GetList(ctx context.Context, key string, opts ListOptions, list
 	c.mu.RUnlock()
 
 	if enc, ok := ctx.Value(encodedItemsKey{}).(*EncodedItems); ok && enc != nil {
-		enc.Proto = make([][]byte, len(selected))
-		for i, cached := range selected {
-			enc.Proto[i] = cached.protobuf()
+		if enc.WantJSON {
+			enc.JSON = c.jsonItems(selected)
+		} else {
+			enc.Proto = make([][]byte, len(selected))
+			for i, cached := range selected {
+				enc.Proto[i] = cached.protobuf()
+			}
 		}
 		enc.Valid = true
 	}
@@ -378,6 +417,73 @@ func (c *Cacher) GetList(ctx context.Context, key string, opts ListOptions, list
 	listAcc.SetContinue("")
 	listAcc.SetRemainingItemCount(nil)
 	return nil
+}
+
+// jsonItems returns the JSON of each of selected, or nil when the JSON
+// lists of this resource do not recur: most come once, from an informer
+// starting, and keeping every object's JSON for them would only cost
+// memory. A JSON list within JSONListWindow of the previous one keeps the
+// JSON of the objects it lists, until no JSON list came for that long.
+func (c *Cacher) jsonItems(selected []*cachedObject) [][]byte {
+	if len(selected) == 0 {
+		return nil
+	}
+	if _, builtin := selected[0].obj.(protoMarshaler); !builtin {
+		return nil
+	}
+	now := time.Now().UnixNano()
+	if last := c.jsonListed.Swap(now); last == 0 || now-last >= int64(c.opts.JSONListWindow) {
+		return nil
+	}
+	if c.jsonKept.CompareAndSwap(false, true) {
+		time.AfterFunc(c.opts.JSONListWindow, c.dropJSONWhenQuiet)
+	}
+	items := make([][]byte, len(selected))
+	for i, cached := range selected {
+		if items[i] = cached.jsonEncoding(); items[i] == nil {
+			return nil
+		}
+	}
+	return items
+}
+
+// dropJSONWhenQuiet drops every object's JSON once no JSON list came for
+// JSONListWindow, or checks again when that will be.
+func (c *Cacher) dropJSONWhenQuiet() {
+	quiet := time.Duration(time.Now().UnixNano() - c.jsonListed.Load())
+	if quiet < c.opts.JSONListWindow && c.ctx.Err() == nil {
+		time.AfterFunc(c.opts.JSONListWindow-quiet, c.dropJSONWhenQuiet)
+		return
+	}
+	// A list keeping JSON from now on arms the next drop.
+	c.jsonKept.Store(false)
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, cached := range c.objects {
+		cached.json.Store(nil)
+	}
+	for i := range c.ringLen {
+		ev := &c.ring[(c.ringHead+i)%len(c.ring)]
+		for _, cached := range []*cachedObject{ev.cur, ev.prev} {
+			if cached != nil {
+				cached.json.Store(nil)
+			}
+		}
+	}
+}
+
+// KeptJSON is how many cached objects keep their JSON for recurring JSON
+// lists, and its size in bytes.
+func (c *Cacher) KeptJSON() (objects, size int) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, cached := range c.objects {
+		if p := cached.json.Load(); p != nil {
+			objects++
+			size += len(*p)
+		}
+	}
+	return objects, size
 }
 
 // selectLocked returns the cached objects under key (in key order) that

@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	goruntime "runtime"
 	"strconv"
@@ -665,5 +666,104 @@ func TestCacherCompactsWhatItDecodes(t *testing.T) {
 		if cm.Annotations["compacted"] != "yes" {
 			t.Errorf("listed %s: not compacted", cm.Name)
 		}
+	}
+}
+
+// A JSON list hands out each item's JSON (encoding/json's) only when JSON
+// lists of the resource recur: the first after a quiet window gets none
+// and keeps nothing; the next keeps each listed object's JSON, reused by
+// later lists until none came for the window, when all of it is dropped.
+func TestCacherJSONItems(t *testing.T) {
+	ctx := testContext(t)
+	cfg := testConfig(t)
+	const window = 300 * time.Millisecond
+	cacher := newReadyTestCacher(t, cfg, CacherOptions{JSONListWindow: window})
+	createConfigMaps(t, cacher, cfg, "ns", 3, func(i int) map[string]string {
+		return map[string]string{"html": "<&>", "even": strconv.FormatBool(i%2 == 0)}
+	})
+	list := func(opts ListOptions) (*corev1.ConfigMapList, *EncodedItems) {
+		t.Helper()
+		enc := &EncodedItems{WantJSON: true}
+		out := &corev1.ConfigMapList{}
+		opts.Recursive = true
+		if err := cacher.GetList(WithEncodedItems(ctx, enc), cfg.ResourcePrefix, opts, out); err != nil {
+			t.Fatal(err)
+		}
+		if enc.Proto != nil {
+			t.Error("a JSON list asked for protobuf messages")
+		}
+		return out, enc
+	}
+	check := func(out *corev1.ConfigMapList, enc *EncodedItems) {
+		t.Helper()
+		if !enc.Valid || len(enc.JSON) != len(out.Items) {
+			t.Fatalf("valid %v, %d JSON items for %d items", enc.Valid, len(enc.JSON), len(out.Items))
+		}
+		for i := range out.Items {
+			want, _ := json.Marshal(&out.Items[i])
+			if !bytes.Equal(enc.JSON[i], want) {
+				t.Errorf("item %d: cached JSON %s, want %s", i, enc.JSON[i], want)
+			}
+		}
+	}
+	if _, enc := list(ListOptions{}); enc.JSON != nil {
+		t.Fatal("the first JSON list got item JSON")
+	}
+	if n, _ := cacher.KeptJSON(); n != 0 {
+		t.Fatalf("the first JSON list kept %d objects' JSON", n)
+	}
+	out, second := list(ListOptions{})
+	check(out, second)
+	out, third := list(ListOptions{})
+	check(out, third)
+	if &second.JSON[0][0] != &third.JSON[0][0] {
+		t.Error("the third list encoded the object again")
+	}
+	// A selection keeps (and gets) only what it lists.
+	out, selected := list(ListOptions{Predicate: SelectionPredicate{Label: labels.SelectorFromSet(labels.Set{"even": "true"})}})
+	check(out, selected)
+	if len(out.Items) != 2 {
+		t.Fatalf("selected %d items, want 2", len(out.Items))
+	}
+	if n, size := cacher.KeptJSON(); n != 3 || size == 0 {
+		t.Fatalf("kept the JSON of %d objects (%d bytes), want 3", n, size)
+	}
+	// An update: the new version's JSON, the others' reused.
+	key := objectKey(cfg, "ns", "cm-00001")
+	if err := cacher.GuaranteedUpdate(ctx, key, &corev1.ConfigMap{}, false, nil, func(in runtime.Object) (runtime.Object, error) {
+		cm := in.(*corev1.ConfigMap).DeepCopy()
+		cm.Data = map[string]string{"changed": "yes"}
+		return cm, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	out, fourth := list(ListOptions{})
+	check(out, fourth)
+	if !bytes.Contains(fourth.JSON[1], []byte(`"changed":"yes"`)) || &fourth.JSON[0][0] != &third.JSON[0][0] {
+		t.Errorf("after an update: %s", fourth.JSON[1])
+	}
+	// Served from etcd (a page): nothing handed out.
+	if _, enc := list(ListOptions{Predicate: SelectionPredicate{Limit: 2}}); enc.Valid || enc.JSON != nil {
+		t.Error("a paginated list from etcd reported cached JSON")
+	}
+	// Quiet for the window: all dropped, the next list is a first one again.
+	deadline := time.Now().Add(5 * window)
+	for n, _ := cacher.KeptJSON(); n > 0; n, _ = cacher.KeptJSON() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d objects keep their JSON %v after the last JSON list", n, 5*window)
+		}
+		time.Sleep(window / 10)
+	}
+	cacher.mu.RLock()
+	for _, ev := range cacher.ring {
+		for _, cached := range []*cachedObject{ev.cur, ev.prev} {
+			if cached != nil && cached.json.Load() != nil {
+				t.Errorf("an event's object (%s) keeps its JSON", ev.key)
+			}
+		}
+	}
+	cacher.mu.RUnlock()
+	if _, enc := list(ListOptions{}); enc.JSON != nil {
+		t.Error("the first JSON list after the window got item JSON")
 	}
 }
