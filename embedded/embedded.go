@@ -217,8 +217,12 @@ func newEmbedConfig(opts Options, noise *noiseFilter) (*embed.Config, error) {
 	// followers, and with kube's defaults (10,000 + 5,000) the last
 	// thousands of writes stay in memory: some 60 MB after installing a
 	// few hundred large CRDs. Snapshots of a lone member are cheap (its
-	// membership, then the log is truncated).
-	cfg.SnapshotCount = 500
+	// membership, then the log is truncated). A start also replays every
+	// entry since the last snapshot, and a few hundred CRD writes of
+	// ~100 KB each take a good part of a second to read back; but each
+	// snapshot commits the backend, and at 100 that cost updates ~10% of
+	// their rate (250 does not show).
+	cfg.SnapshotCount = 250
 	cfg.SnapshotCatchUpEntries = 50
 	// A start reads the WAL segment holding the last snapshot from its
 	// beginning (and every kept segment for snapshot records): with
