@@ -12,10 +12,13 @@ import (
 // difference for minutes (the heap goal is twice the live heap, and the
 // scavenger is gradual), and on a laptop that memory belongs elsewhere.
 type burstReleaser struct {
-	samples      []metrics.Sample
-	lastAllocs   uint64
-	quietSeconds int
-	lastRelease  time.Time
+	samples    []metrics.Sample
+	lastAllocs uint64
+	lastSample time.Time
+	// quiet is how long the process has been quiet, as measured between
+	// samples (the caller's pace does not matter).
+	quiet       time.Duration
+	lastRelease time.Time
 	// filesAfterRelease is the file RSS the last release left (see
 	// releaseFilePages).
 	filesAfterRelease uint64
@@ -30,6 +33,9 @@ const (
 	releaseAbove = 48 << 20
 	// releaseEvery bounds how often (a release costs a full GC).
 	releaseEvery = 10 * time.Second
+	// quietFor: how long quiet must last after a burst before a release;
+	// short enough that a burst's memory is back before a user looks.
+	quietFor = time.Second
 )
 
 func newBurstReleaser() *burstReleaser {
@@ -42,9 +48,9 @@ func newBurstReleaser() *burstReleaser {
 	}, lastRelease: time.Now()}
 }
 
-// tick is called about once a second; it releases when two quiet seconds
-// follow a burst that left enough behind.
-func (r *burstReleaser) tick() {
+// tick is called every second or so; it releases once quietFor of quiet
+// follows a burst that left enough behind.
+func (r *burstReleaser) tick(now time.Time) {
 	metrics.Read(r.samples)
 	value := func(i int) uint64 {
 		if r.samples[i].Value.Kind() != metrics.KindUint64 {
@@ -54,23 +60,27 @@ func (r *burstReleaser) tick() {
 	}
 	allocs, live := value(0), value(1)
 	held := value(2) + value(3) + value(4)
-	rate := allocs - r.lastAllocs
-	r.lastAllocs = allocs
-	if rate > quietAllocRate {
-		r.quietSeconds = 0
+	allocated, elapsed := allocs-r.lastAllocs, now.Sub(r.lastSample)
+	first := r.lastSample.IsZero()
+	r.lastAllocs, r.lastSample = allocs, now
+	if first {
 		return
 	}
-	r.quietSeconds++
-	if r.quietSeconds < 2 || time.Since(r.lastRelease) <= releaseEvery {
+	if float64(allocated) > quietAllocRate*elapsed.Seconds() {
+		r.quiet = 0
+		return
+	}
+	r.quiet += elapsed
+	if r.quiet < quietFor || now.Sub(r.lastRelease) <= releaseEvery {
 		return
 	}
 	if held > live+releaseAbove {
-		r.lastRelease = time.Now()
+		r.lastRelease = now
 		debug.FreeOSMemory()
 	}
 	// The burst's database pages, too (see releaseFilePages).
 	if files := fileRSS(); files > r.filesAfterRelease+releaseAbove/2 {
-		r.lastRelease = time.Now()
+		r.lastRelease = now
 		releaseFilePages(false)
 		r.filesAfterRelease = fileRSS()
 	}

@@ -473,7 +473,7 @@ func watchProgress(ctx context.Context, cp *controlplane.ControlPlane, board *da
 			settled = true
 			releaseStartupMemory()
 		} else if ready {
-			releaser.tick()
+			releaser.tick(time.Now())
 		}
 		select {
 		case <-ctx.Done():
