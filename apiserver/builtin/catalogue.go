@@ -56,6 +56,13 @@ type Kind struct {
 	// metadata.namespace (GetAttrs adds those two).
 	Fields func(obj runtime.Object) fields.Set
 
+	// GenerationOnCreate and GenerationChanged are how the kind keeps
+	// metadata.generation, as kube's registry strategy for it does: set to
+	// 1 on create, bumped by an update for which GenerationChanged(obj,
+	// old) is true (nil: never). Kinds with neither keep no generation.
+	GenerationOnCreate bool
+	GenerationChanged  func(obj, old runtime.Object) bool
+
 	// StoragePrefix is the etcd key prefix, without trailing slash:
 	// "/registry/<resource>" for the core group and
 	// "/registry/<group>/<resource>" for the others.
@@ -367,6 +374,8 @@ func init() {
 		k.Validate = validatorFor(k)
 		k.ValidateUpdate = updateValidatorFor(k)
 		k.Fields = objectFields
+		gen := generationRules[s.gv.WithResource(s.resource).GroupResource()]
+		k.GenerationOnCreate, k.GenerationChanged = gen.onCreate, gen.changed
 		switch {
 		case s.gv == autoscalingV1 && s.resource == "horizontalpodautoscalers":
 			v2 := autoscalingV2.WithResource("horizontalpodautoscalers")

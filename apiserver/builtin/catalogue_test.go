@@ -134,3 +134,29 @@ func TestCatalogueDetails(t *testing.T) {
 		t.Errorf("webhook categories %v", hook.Categories)
 	}
 }
+
+// TestGenerationRulesNameServedKinds guards the generation table against
+// a misspelt resource (which would silently keep no generation).
+func TestGenerationRulesNameServedKinds(t *testing.T) {
+	served := map[schema.GroupResource]bool{}
+	for _, k := range Kinds() {
+		served[k.GroupVersion.WithResource(k.Resource).GroupResource()] = true
+	}
+	for gr := range generationRules {
+		if !served[gr] {
+			t.Errorf("generation rule for %v, which is not served", gr)
+		}
+	}
+	for _, k := range Kinds() {
+		gr := k.GroupVersion.WithResource(k.Resource).GroupResource()
+		want := gr.Resource == "deployments" || gr.Resource == "pods" || gr.Resource == "horizontalpodautoscalers"
+		if want && !k.GenerationOnCreate {
+			t.Errorf("%v must set generation on create", gr)
+		}
+		for _, none := range []string{"configmaps", "secrets", "services", "namespaces", "serviceaccounts", "events", "leases"} {
+			if gr.Resource == none && (k.GenerationOnCreate || k.GenerationChanged != nil) {
+				t.Errorf("%v must keep no generation", gr)
+			}
+		}
+	}
+}

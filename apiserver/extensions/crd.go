@@ -2,6 +2,7 @@ package extensions
 
 import (
 	"fmt"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -82,7 +83,11 @@ func (e *Extensions) installCRDResource() error {
 		},
 		StatusWritesFinalizers: true,
 		GetAttrs:               metaAttrs,
-		Copy:                   copyCRD,
+		// kube's CRD strategy: 1 on create, bumped by spec changes.
+		Generation: registry.Generation{OnCreate: true, Changed: func(obj, old runtime.Object) bool {
+			return !apiequality.Semantic.DeepEqual(obj.(*apiextensionsv1.CustomResourceDefinition).Spec, old.(*apiextensionsv1.CustomResourceDefinition).Spec)
+		}},
+		Copy: copyCRD,
 	}
 	e.reg.Add(&registry.Resource{
 		GVR:        CRDResource,

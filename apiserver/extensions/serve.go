@@ -131,6 +131,9 @@ func (e *Extensions) buildServed(crd *apiextensionsv1.CustomResourceDefinition, 
 				return v.Validate(context.Background(), obj.(*unstructured.Unstructured), old.(*unstructured.Unstructured))
 			},
 			GetAttrs: metaAttrs,
+			// kube's custom resource strategy: 1 on create, bumped by any
+			// change but metadata's.
+			Generation: registry.Generation{OnCreate: true, Changed: registry.ContentChanged},
 		}
 		var scale *registry.ScaleFuncs
 		if v.ScaleSubresource != nil {

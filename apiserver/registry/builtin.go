@@ -103,6 +103,7 @@ func NewResourceFromBuiltin(k builtin.Kind, store storage.Interface, opts ...Bui
 			Scale:               scale,
 			TTL:                 ttl,
 			ReturnDeletedObject: isPod || isNamespace,
+			Generation:          Generation{OnCreate: k.GenerationOnCreate, Changed: k.GenerationChanged},
 		},
 		GetAttrs:        attrs,
 		SupportedFields: supported,

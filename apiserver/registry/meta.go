@@ -54,9 +54,12 @@ func structOf(obj runtime.Object) reflect.Value {
 	return v
 }
 
-// specChanged reports whether anything but metadata and status differs:
-// the change that bumps metadata.generation.
-func specChanged(a, b runtime.Object) bool {
+// ContentChanged reports whether anything but metadata differs between
+// two objects: kube's rule for the generation of custom resources
+// (unstructured; status included: with a status subresource an update
+// keeps the stored status, without one a status change bumps it too). For
+// typed objects, anything but metadata and status.
+func ContentChanged(a, b runtime.Object) bool {
 	if au, ok := a.(*unstructured.Unstructured); ok {
 		bu, ok := b.(*unstructured.Unstructured)
 		if !ok {
@@ -66,7 +69,7 @@ func specChanged(a, b runtime.Object) bool {
 			out := make(map[string]interface{}, len(m))
 			for k, v := range m {
 				switch k {
-				case "metadata", "status", "apiVersion", "kind":
+				case "metadata", "apiVersion", "kind":
 				default:
 					out[k] = v
 				}

@@ -23,6 +23,16 @@ import (
 	"github.com/devplane/devplane/apiserver/storage"
 )
 
+// Generation is how a kind keeps metadata.generation (kube's strategies
+// set and bump it in PrepareForCreate and PrepareForUpdate).
+type Generation struct {
+	// OnCreate sets it to 1 on create.
+	OnCreate bool
+	// Changed reports whether an update of old to obj bumps it; nil never
+	// does.
+	Changed func(obj, old runtime.Object) bool
+}
+
 // Store is the generic REST store: it turns API requests on one resource
 // into storage operations with kube-apiserver's semantics (system metadata,
 // defaulting, validation, finalizers, dry run, subresources).
@@ -52,6 +62,12 @@ type Store struct {
 	// metadata.finalizers too, as kube's CRD status strategy does (its
 	// finalizer controller removes the cleanup finalizer through /status).
 	StatusWritesFinalizers bool
+
+	// Generation is how the kind keeps metadata.generation, as its kube
+	// strategy does. The zero value keeps none: the server never sets or
+	// moves it (a client's value on create stays; an update keeps the
+	// stored one), as kube for ConfigMaps, Services, Namespaces...
+	Generation Generation
 
 	// Copy, when set, is the kind's DeepCopyObject for a write to change:
 	// a CRD's copy shares its read-only schemas (crdschema.CopySharingSchemas).
@@ -286,7 +302,6 @@ func (s *Store) Create(ctx context.Context, namespace string, obj runtime.Object
 func (s *Store) createOnce(ctx context.Context, obj runtime.Object, acc metav1.Object, opts metav1.CreateOptions) (runtime.Object, error) {
 	acc.SetUID(types.UID(uuid.NewString()))
 	acc.SetCreationTimestamp(metav1.Now())
-	acc.SetGeneration(1)
 	acc.SetDeletionTimestamp(nil)
 	acc.SetDeletionGracePeriodSeconds(nil)
 	acc.SetSelfLink("")
@@ -301,6 +316,10 @@ func (s *Store) createOnce(ctx context.Context, obj runtime.Object, acc metav1.O
 	obj = mutated
 	if acc, err = meta.Accessor(obj); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	// After mutating admission, as kube's PrepareForCreate.
+	if s.Generation.OnCreate {
+		acc.SetGeneration(1)
 	}
 	if s.Hooks.BeforeCreate != nil {
 		rollback, err := s.Hooks.BeforeCreate(ctx, obj)
@@ -555,7 +574,6 @@ func (s *Store) prepareUpdate(ctx context.Context, requested, current runtime.Ob
 		acc.SetUID(old.GetUID())
 	}
 	acc.SetCreationTimestamp(old.GetCreationTimestamp())
-	acc.SetGeneration(old.GetGeneration())
 	if old.GetDeletionTimestamp() != nil {
 		acc.SetDeletionTimestamp(old.GetDeletionTimestamp())
 		acc.SetDeletionGracePeriodSeconds(old.GetDeletionGracePeriodSeconds())
@@ -580,9 +598,12 @@ func (s *Store) prepareUpdate(ctx context.Context, requested, current runtime.Ob
 		}
 		*pending = pendingHook{commit: commit, rollback: rollback}
 	}
-	// A status write never bumps the generation (its spec is the stored
-	// one, as kube's status strategies keep it): no need to compare.
-	if subresource != "status" && specChanged(requested, current) {
+	// After mutating admission, as kube's BeforeUpdate: the stored
+	// generation, bumped as the kind's strategy says. A status write never
+	// bumps it (its spec is the stored one, as kube's status strategies
+	// keep it): no need to compare.
+	acc.SetGeneration(old.GetGeneration())
+	if subresource != "status" && s.Generation.Changed != nil && s.Generation.Changed(requested, current) {
 		acc.SetGeneration(old.GetGeneration() + 1)
 	}
 	var errs field.ErrorList
@@ -749,6 +770,10 @@ func (s *Store) markForDeletion(ctx context.Context, key string, pre *storage.Pr
 			zero := int64(0)
 			acc.SetDeletionTimestamp(&now)
 			acc.SetDeletionGracePeriodSeconds(&zero)
+			// Its controllers must see the change (kube's markAsDeleting).
+			if g := acc.GetGeneration(); g > 0 {
+				acc.SetGeneration(g + 1)
+			}
 		}
 		if f := propagationFinalizer(opts); f != "" {
 			acc.SetFinalizers(withFinalizer(acc.GetFinalizers(), f))
