@@ -262,6 +262,9 @@ func (h *handler) list(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		h.writeError(w, r, err)
 		return
 	}
+	if mc.as == asObject && !sc.res.Custom {
+		clearItemKinds(list)
+	}
 	if encoded != nil && encoded.Valid && !encoded.WantJSON && h.writeProtobufList(w, r, http.StatusOK, list, sc.gv, encoded.Proto) {
 		return
 	}

@@ -102,10 +102,9 @@ func partialObjectMetadata(obj runtime.Object, gv schema.GroupVersion) (runtime.
 			if err != nil {
 				return nil, err
 			}
-			pom := p.(*metav1.PartialObjectMetadata)
-			// Items of a list carry no apiVersion/kind, as in kube.
-			pom.TypeMeta = metav1.TypeMeta{}
-			out.Items = append(out.Items, *pom)
+			// Each item is a PartialObjectMetadata with its apiVersion and
+			// kind, as kube's asPartialObjectMetadataList sets them.
+			out.Items = append(out.Items, *p.(*metav1.PartialObjectMetadata))
 		}
 		return out, nil
 	}

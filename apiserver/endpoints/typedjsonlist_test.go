@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
 
 	"github.com/devplane/devplane/apiserver/builtin"
 	"github.com/devplane/devplane/apiserver/printers"
@@ -245,6 +246,7 @@ func TestJSONListFromCachedItemsMatches(t *testing.T) {
 				}
 			}
 			headers, first := get(tc.path, tc.accept, tc.encoding)
+			checkItemKinds(t, tc.accept, tc.encoding, first)
 			for i := range 2 {
 				h, again := get(tc.path, tc.accept, tc.encoding)
 				if h != headers || !bytes.Equal(again, first) {
@@ -262,5 +264,53 @@ func TestJSONListFromCachedItemsMatches(t *testing.T) {
 				t.Errorf("%d objects keep their JSON after lists that do not use it", n)
 			}
 		})
+	}
+}
+
+// checkItemKinds checks a list response's items as kube writes them: a
+// built-in kind's items without apiVersion and kind, a
+// PartialObjectMetadataList's and a Table's row objects with theirs.
+func checkItemKinds(t *testing.T, accept, encoding string, body []byte) {
+	t.Helper()
+	if encoding == "gzip" || strings.Contains(accept, "protobuf") {
+		return
+	}
+	if strings.Contains(accept, "yaml") {
+		j, err := yaml.YAMLToJSON(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = j
+	}
+	var list struct {
+		Kind  string
+		Items []map[string]any
+		Rows  []struct{ Object map[string]any }
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		t.Fatalf("%v: %.300s", err, body)
+	}
+	switch {
+	case strings.Contains(accept, "as=Table"):
+		for _, row := range list.Rows {
+			if row.Object["kind"] != "PartialObjectMetadata" || row.Object["apiVersion"] != "meta.k8s.io/v1" {
+				t.Fatalf("Table row object without its kind: %v", row.Object)
+			}
+		}
+	case strings.Contains(accept, "as=PartialObjectMetadataList"):
+		for _, item := range list.Items {
+			if item["kind"] != "PartialObjectMetadata" || item["apiVersion"] != "meta.k8s.io/v1" {
+				t.Fatalf("PartialObjectMetadataList item without its kind: %v", item)
+			}
+		}
+	default:
+		for _, item := range list.Items {
+			if _, has := item["kind"]; has {
+				t.Fatalf("%s item with a kind: %.200v", list.Kind, item)
+			}
+			if _, has := item["apiVersion"]; has {
+				t.Fatalf("%s item with an apiVersion: %.200v", list.Kind, item)
+			}
+		}
 	}
 }

@@ -584,5 +584,8 @@ func (h *handler) deleteCollection(ctx context.Context, w http.ResponseWriter, r
 		h.writeError(w, r, err)
 		return
 	}
+	if mc.as == asObject && !sc.res.Custom {
+		clearItemKinds(list)
+	}
 	h.respond(ctx, w, r, http.StatusOK, list, sc, mc)
 }

@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -112,7 +113,8 @@ func (c *cachedObject) protobuf() []byte {
 }
 
 // jsonEncoding returns the object's JSON (encoding/json's, as the JSON
-// serializer writes it inside a list), made once per cached object until
+// serializer writes it inside a list: without apiVersion and kind, as kube
+// writes a built-in kind's list items), made once per cached object until
 // dropJSON; nil for objects that are not built-in kinds.
 func (c *cachedObject) jsonEncoding() []byte {
 	if p := c.json.Load(); p != nil {
@@ -121,12 +123,32 @@ func (c *cachedObject) jsonEncoding() []byte {
 	if _, builtin := c.obj.(protoMarshaler); !builtin {
 		return nil
 	}
-	b, err := json.Marshal(c.obj)
+	b, err := json.Marshal(withoutKind(c.obj))
 	if err != nil {
 		return nil
 	}
 	c.json.Store(&b)
 	return b
+}
+
+// withoutKind is obj, or a shallow copy of it with an empty TypeMeta when
+// it has one (obj is shared: it is never written to).
+func withoutKind(obj runtime.Object) runtime.Object {
+	if obj.GetObjectKind().GroupVersionKind().Empty() {
+		return obj
+	}
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return obj
+	}
+	cp := reflect.New(v.Elem().Type())
+	cp.Elem().Set(v.Elem())
+	out, ok := cp.Interface().(runtime.Object)
+	if !ok {
+		return obj
+	}
+	out.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	return out
 }
 
 // EncodedItems receives, from a list the watch cache serves, each item's

@@ -700,7 +700,9 @@ func TestCacherJSONItems(t *testing.T) {
 			t.Fatalf("valid %v, %d JSON items for %d items", enc.Valid, len(enc.JSON), len(out.Items))
 		}
 		for i := range out.Items {
-			want, _ := json.Marshal(&out.Items[i])
+			item := out.Items[i]
+			item.TypeMeta = metav1.TypeMeta{} // list items are written without it
+			want, _ := json.Marshal(&item)
 			if !bytes.Equal(enc.JSON[i], want) {
 				t.Errorf("item %d: cached JSON %s, want %s", i, enc.JSON[i], want)
 			}
@@ -765,5 +767,20 @@ func TestCacherJSONItems(t *testing.T) {
 	cacher.mu.RUnlock()
 	if _, enc := list(ListOptions{}); enc.JSON != nil {
 		t.Error("the first JSON list after the window got item JSON")
+	}
+}
+
+// A cached object's JSON for list items has no apiVersion and kind (kube
+// writes a built-in kind's list items without them), and the shared cached
+// object keeps its own.
+func TestCachedItemJSONWithoutKind(t *testing.T) {
+	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{Kind: "ConfigMap", APIVersion: "v1"},
+		ObjectMeta: metav1.ObjectMeta{Name: "a"}, Data: map[string]string{"k": "v"}}
+	cached := &cachedObject{obj: cm}
+	if got, want := string(cached.jsonEncoding()), `{"metadata":{"name":"a"},"data":{"k":"v"}}`; got != want {
+		t.Fatalf("item JSON %s, want %s", got, want)
+	}
+	if cm.Kind != "ConfigMap" || cm.APIVersion != "v1" {
+		t.Fatalf("the cached object was written to: %+v", cm.TypeMeta)
 	}
 }
