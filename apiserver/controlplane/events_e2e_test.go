@@ -36,6 +36,12 @@ func TestEventsAPIsShareObjects(t *testing.T) {
 		core.ReportingController != "example.com/widget-controller" || core.Series == nil || core.Series.Count != 2 {
 		t.Errorf("core/v1 view: %+v", core)
 	}
+	// Events keep no generation.
+	if created.Generation != 0 || core.Generation != 0 {
+		t.Errorf("generation: %d, %d, want 0", created.Generation, core.Generation)
+	}
+	checkListItemsWithoutKind(t, s, "/apis/events.k8s.io/v1/namespaces/default/events", 1)
+	checkListItemsWithoutKind(t, s, "/api/v1/namespaces/default/events", 1)
 	// Field selectors in each API's own words.
 	list, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("involvedObject.name", "web").String()})

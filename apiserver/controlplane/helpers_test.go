@@ -1,8 +1,10 @@
 package controlplane_test
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -108,4 +110,28 @@ func (s *started) mustKubectl(t testing.TB, args ...string) string {
 		t.Fatalf("kubectl %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
 	}
 	return r.Stdout
+}
+
+// checkListItemsWithoutKind GETs path as JSON (twice: the second list may
+// be written from the watch cache's item JSON) and fails if an item
+// carries apiVersion or kind: kube writes a built-in kind's list items
+// without them.
+func checkListItemsWithoutKind(t *testing.T, s *started, path string, wantItems int) {
+	t.Helper()
+	cs := s.clientset(t, false)
+	for range 2 {
+		raw, err := cs.CoreV1().RESTClient().Get().AbsPath(path).SetHeader("Accept", "application/json").DoRaw(context.Background())
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		var list struct{ Items []map[string]any }
+		if err := json.Unmarshal(raw, &list); err != nil || len(list.Items) != wantItems {
+			t.Fatalf("GET %s: %v, %d items, want %d", path, err, len(list.Items), wantItems)
+		}
+		for _, item := range list.Items {
+			if item["kind"] != nil || item["apiVersion"] != nil {
+				t.Fatalf("GET %s: an item with kind %v, apiVersion %v", path, item["kind"], item["apiVersion"])
+			}
+		}
+	}
 }

@@ -54,6 +54,12 @@ func TestHPAVersionsShareObjects(t *testing.T) {
 	if list, err := v2.List(ctx, metav1.ListOptions{}); err != nil || len(list.Items) != 1 {
 		t.Fatalf("v2 list: %v %v", err, list)
 	}
+	// HPAs keep a generation (kube's HPAGeneration, on by default in 1.37).
+	if created.Generation != 1 || got.Generation != 1 {
+		t.Errorf("generation: created %d, v2 view %d, want 1", created.Generation, got.Generation)
+	}
+	checkListItemsWithoutKind(t, s, "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers", 1)
+	checkListItemsWithoutKind(t, s, "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers", 1)
 
 	// v2 adds a memory metric v1 cannot express; a v1 update keeps it.
 	got.Spec.Metrics = append(got.Spec.Metrics, autoscalingv2.MetricSpec{Type: autoscalingv2.ResourceMetricSourceType,
