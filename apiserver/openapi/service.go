@@ -21,6 +21,8 @@ import (
 
 	"github.com/NYTimes/gziphandler"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/devplane/devplane/apiserver/request"
 )
 
 const (
@@ -145,7 +147,16 @@ func NewService(version string) *Service {
 	v3Mux := http.NewServeMux()
 	v3Mux.HandleFunc(pathV3, s.v3.serveDiscovery)
 	v3Mux.HandleFunc(pathV3+"/", s.serveGroupVersion)
-	s.v3Handler = gziphandler.GzipHandler(v3Mux)
+	gzipped := gziphandler.GzipHandler(v3Mux)
+	s.v3Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// As API responses and /openapi/v2: never gzipped for the clients
+		// --disable-compression-for-client-ips names.
+		if request.CompressionDisabled(r.Context()) {
+			v3Mux.ServeHTTP(w, r)
+			return
+		}
+		gzipped.ServeHTTP(w, r)
+	})
 	return s
 }
 

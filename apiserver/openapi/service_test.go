@@ -293,6 +293,30 @@ func TestV2CachingHeaders(t *testing.T) {
 	}
 }
 
+// TestV3GzipFollowsTheClient: /openapi/v3 is gzipped for a client that
+// asks, except one --disable-compression-for-client-ips names.
+func TestV3GzipFollowsTheClient(t *testing.T) {
+	s := newTestService(t)
+	for _, tc := range []struct {
+		disabled bool
+		want     string
+	}{{false, "gzip"}, {true, ""}} {
+		req := httptest.NewRequest(http.MethodGet, "/openapi/v3/apis/apps/v1", nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		if tc.disabled {
+			req = req.WithContext(request.WithoutCompression(req.Context()))
+		}
+		recorder := httptest.NewRecorder()
+		s.ServeHTTP(recorder, req)
+		if recorder.Code != http.StatusOK || recorder.Header().Get("Content-Encoding") != tc.want {
+			t.Errorf("compression disabled %v: %d, Content-Encoding %q, want %q", tc.disabled, recorder.Code, recorder.Header().Get("Content-Encoding"), tc.want)
+		}
+		if tc.disabled && !json.Valid(recorder.Body.Bytes()) {
+			t.Error("uncompressed v3 document is not JSON")
+		}
+	}
+}
+
 func fetchV3Index(t testing.TB, s *Service) handler3.OpenAPIV3Discovery {
 	t.Helper()
 	response := get(t, s, "/openapi/v3", nil)
