@@ -2,6 +2,7 @@ package extensions
 
 import (
 	"fmt"
+	"io"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -123,7 +124,23 @@ func copyCRD(obj runtime.Object) runtime.Object {
 func (e *Extensions) crdCodec() runtime.Codec {
 	js := kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, e.scheme, e.scheme, kjson.SerializerOptions{})
 	gv := apiextensionsv1.SchemeGroupVersion
-	return e.codecs.CodecForVersions(js, js, gv, gv)
+	return crdJSONCodec{e.codecs.CodecForVersions(js, js, gv, gv)}
+}
+
+// crdJSONCodec encodes v1 CRDs with crdschema.AppendCRDJSON: the same
+// bytes as the serializer's encoding/json, without re-scanning a large
+// schema once per level of nesting (a create and each status update
+// encode the whole CRD).
+type crdJSONCodec struct{ runtime.Codec }
+
+func (c crdJSONCodec) Encode(obj runtime.Object, w io.Writer) error {
+	if crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition); ok {
+		if data, ok := crdschema.AppendCRDJSON(nil, crd); ok {
+			_, err := w.Write(append(data, '\n'))
+			return err
+		}
+	}
+	return c.Codec.Encode(obj, w)
 }
 
 // decodeStoredCRD decodes a stored CRD in one pass (the reflection decoder

@@ -2,6 +2,7 @@ package extensions
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"testing"
 	"time"
@@ -82,3 +83,25 @@ func TestDecodeStoredCRDMatchesCodec(t *testing.T) {
 		t.Fatal("v1beta1 handled")
 	}
 }
+
+// The CRD store's codec writes CRDs with crdschema.AppendCRDJSON: the
+// bytes of the serializer it wraps, newline included; anything else, and
+// a CRD it cannot write, the serializer writes.
+func TestCRDCodecEncodesAsSerializer(t *testing.T) {
+	e := &Extensions{scheme: newScheme()}
+	e.codecs = serializer.NewCodecFactory(e.scheme)
+	codec := e.crdCodec()
+	wrapped := codec.(crdJSONCodec).Codec
+	nan := math.NaN()
+	broken := crdgen.ProviderCRDs(1, 2)[0]
+	broken.Spec.Versions[0].Schema.OpenAPIV3Schema.Maximum = &nan
+	for _, obj := range []runtime.Object{crdgen.ProviderCRDs(1, 1)[0], broken, &metav1.Status{Message: "<other kind>"}} {
+		want, wantErr := runtime.Encode(wrapped, obj.DeepCopyObject())
+		got, err := runtime.Encode(codec, obj)
+		if (err != nil) != (wantErr != nil) || string(got) != string(want) {
+			t.Fatalf("%T: got %q (%v), want %q (%v)", obj, truncate(got), err, truncate(want), wantErr)
+		}
+	}
+}
+
+func truncate(b []byte) []byte { return b[:min(len(b), 200)] }
