@@ -38,6 +38,21 @@ const (
 	quietFor = time.Second
 )
 
+// quietRate is the allocation rate (bytes a second) below which the
+// process counts as quiet: quietAllocRate, or an eighth of what a burst
+// left held above the live heap, whichever is more. Controllers catching
+// up after a burst of CRDs (or a client still trickling requests)
+// allocate a few MB a second for a while, and that tail should not keep
+// the burst's hundred MB held; the next allocations fault a few pages
+// back, a cost well below holding the rest.
+func quietRate(held, live uint64) float64 {
+	rate := float64(quietAllocRate)
+	if held > live {
+		rate = max(rate, float64(held-live)/8)
+	}
+	return rate
+}
+
 func newBurstReleaser() *burstReleaser {
 	return &burstReleaser{samples: []metrics.Sample{
 		{Name: "/gc/heap/allocs:bytes"},
@@ -66,7 +81,7 @@ func (r *burstReleaser) tick(now time.Time) {
 	if first {
 		return
 	}
-	if float64(allocated) > quietAllocRate*elapsed.Seconds() {
+	if float64(allocated) > quietRate(held, live)*elapsed.Seconds() {
 		r.quiet = 0
 		return
 	}

@@ -33,3 +33,25 @@ func TestBurstReleaserMeasuresQuiet(t *testing.T) {
 		t.Fatalf("quiet %v after 1.5 s without allocation, want 1.5s", r.quiet)
 	}
 }
+
+// After a burst that left much held above the live heap, the tail of
+// background work that follows it counts as quiet; a busy process with
+// little held does not.
+func TestQuietRateScalesWithWhatABurstLeft(t *testing.T) {
+	const mb = 1 << 20
+	for _, tc := range []struct {
+		held, live uint64
+		rate       float64 // MB a second
+		quiet      bool
+	}{
+		{held: 60 * mb, live: 50 * mb, rate: 3, quiet: true},
+		{held: 60 * mb, live: 50 * mb, rate: 6, quiet: false},
+		{held: 250 * mb, live: 90 * mb, rate: 15, quiet: true},
+		{held: 250 * mb, live: 90 * mb, rate: 30, quiet: false},
+		{held: 40 * mb, live: 50 * mb, rate: 3, quiet: true}, // live above held between samples
+	} {
+		if quiet := tc.rate*mb <= quietRate(tc.held, tc.live); quiet != tc.quiet {
+			t.Errorf("held %d MB, live %d MB, %v MB/s: quiet %v, want %v", tc.held/mb, tc.live/mb, tc.rate, quiet, tc.quiet)
+		}
+	}
+}
