@@ -42,6 +42,11 @@ type Options struct {
 	// and aggregated) although another server in the chain serves them:
 	// the core server lists the extensions server's custom resources.
 	DiscoveryRegistries []*registry.Registry
+	// AppendJSON, when set, writes an object of a response in compact
+	// JSON as the JSON serializer would (its bytes, without the newline),
+	// or declines (false) and the serializer writes it: a faster writer
+	// for a kind whose encoding/json output is slow to make (CRDs).
+	AppendJSON func(dst []byte, obj runtime.Object) ([]byte, bool)
 }
 
 const defaultMaxBodyBytes = 3 * 1024 * 1024

@@ -117,6 +117,14 @@ func (h *handler) writeObject(w http.ResponseWriter, r *http.Request, code int, 
 	if mc.info.PrettySerializer != nil && prettyPrint(r) {
 		serializer = mc.info.PrettySerializer
 	}
+	if h.opts.AppendJSON != nil && serializer == h.jsonInfo.Serializer {
+		if data, ok := h.opts.AppendJSON(buf.AvailableBuffer(), obj); ok {
+			buf.Write(data)
+			buf.WriteByte('\n')
+			writeBody(w, r, code, mc.info.MediaType, buf.Bytes())
+			return
+		}
+	}
 	if err := serializer.Encode(obj, buf); err != nil {
 		if code >= 400 {
 			// Encoding the error itself failed: plain text is all that is left.

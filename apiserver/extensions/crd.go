@@ -127,6 +127,16 @@ func (e *Extensions) crdCodec() runtime.Codec {
 	return crdJSONCodec{e.codecs.CodecForVersions(js, js, gv, gv)}
 }
 
+// appendCRDJSON writes a served v1 CRD for the API handler's JSON
+// responses (kubectl get -o json, apply and create responses).
+func appendCRDJSON(dst []byte, obj runtime.Object) ([]byte, bool) {
+	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
+	if !ok || crd.Kind != "CustomResourceDefinition" || crd.APIVersion != apiextensionsv1.SchemeGroupVersion.String() {
+		return dst, false
+	}
+	return crdschema.AppendCRDJSON(dst, crd)
+}
+
 // crdJSONCodec encodes v1 CRDs with crdschema.AppendCRDJSON: the same
 // bytes as the serializer's encoding/json, without re-scanning a large
 // schema once per level of nesting (a create and each status update

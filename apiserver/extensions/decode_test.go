@@ -105,3 +105,30 @@ func TestCRDCodecEncodesAsSerializer(t *testing.T) {
 }
 
 func truncate(b []byte) []byte { return b[:min(len(b), 200)] }
+
+// The API handler's JSON writer for CRDs gives the JSON serializer's bytes
+// for a served CRD (kind and apiVersion set) and declines anything else.
+func TestAppendCRDJSONMatchesServedSerializer(t *testing.T) {
+	codecs := serializer.NewCodecFactory(newScheme())
+	info, ok := runtime.SerializerInfoForMediaType(codecs.SupportedMediaTypes(), runtime.ContentTypeJSON)
+	if !ok {
+		t.Fatal("no JSON serializer")
+	}
+	crd := crdgen.ProviderCRDs(1, 4)[0]
+	crd.TypeMeta = metav1.TypeMeta{}
+	if _, ok := appendCRDJSON(nil, crd); ok {
+		t.Fatal("wrote a CRD without kind and apiVersion")
+	}
+	crd.Kind, crd.APIVersion = "CustomResourceDefinition", "apiextensions.k8s.io/v1"
+	want, err := runtime.Encode(info.Serializer, crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := appendCRDJSON(nil, crd)
+	if !ok || string(got)+"\n" != string(want) {
+		t.Fatalf("got %q (%v), want %q", truncate(got), ok, truncate(want))
+	}
+	if _, ok := appendCRDJSON(nil, &metav1.Status{}); ok {
+		t.Fatal("wrote another kind")
+	}
+}

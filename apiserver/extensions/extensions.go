@@ -114,9 +114,10 @@ func Install(deps Deps) (*Extensions, error) {
 	e.reg.OnChange(e.notify)
 	deps.Server.SetAPIHandler(func(next http.Handler) http.Handler {
 		return e.wrap(endpoints.NewAPIHandler(e.reg, endpoints.Options{
-			Scheme:   e.scheme,
-			Codecs:   e.codecs,
-			NotFound: next,
+			Scheme:     e.scheme,
+			Codecs:     e.codecs,
+			NotFound:   next,
+			AppendJSON: appendCRDJSON,
 		}))
 	})
 	if err := deps.Server.AddPostStartHook(ControllersHook, func(ctx context.Context) error {
