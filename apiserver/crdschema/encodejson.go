@@ -22,7 +22,7 @@ import (
 // (a NaN bound, invalid raw JSON), and callers then use the serializer,
 // which reports the error.
 func AppendCRDJSON(dst []byte, crd *apiextensionsv1.CustomResourceDefinition) (out []byte, ok bool) {
-	w := jsonWriter{buf: dst, ok: true}
+	w := jsonWriter{jsonBuf: jsonBuf{buf: dst}, ok: true}
 	w.raw(`{"kind":"CustomResourceDefinition","apiVersion":"apiextensions.k8s.io/v1","metadata":`)
 	w.marshal(&crd.ObjectMeta)
 	w.raw(`,"spec":`)
@@ -36,13 +36,13 @@ func AppendCRDJSON(dst []byte, crd *apiextensionsv1.CustomResourceDefinition) (o
 // jsonWriter appends JSON; ok turns false at the first thing it cannot
 // write as encoding/json would.
 type jsonWriter struct {
-	buf []byte
-	ok  bool
+	jsonBuf
+	ok bool
 	// scratch is reused to compact raw values with whitespace or HTML.
 	scratch bytes.Buffer
 }
 
-func (w *jsonWriter) raw(s string) { w.buf = append(w.buf, s...) }
+func (w *jsonBuf) raw(s string) { w.buf = append(w.buf, s...) }
 
 // marshal writes v with encoding/json, for the parts without schemas.
 func (w *jsonWriter) marshal(v any) {
@@ -309,8 +309,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
+// jsonBuf is what both CRD JSON writers (stored CRDs, OpenAPI schemas)
+// write members with.
+type jsonBuf struct{ buf []byte }
+
 // key starts a member of the object being written (names need no escaping).
-func (w *jsonWriter) key(name string) {
+func (w *jsonBuf) key(name string) {
 	if w.buf[len(w.buf)-1] != '{' {
 		w.buf = append(w.buf, ',')
 	}
@@ -344,14 +348,15 @@ func (w *jsonWriter) stringArray(values []string) {
 	w.buf = append(w.buf, ']')
 }
 
-func (w *jsonWriter) boolean(name string, value bool) {
+// boolean writes true; false is omitted (omitempty).
+func (w *jsonBuf) boolean(name string, value bool) {
 	if value {
 		w.key(name)
-		w.raw("true")
+		w.buf = append(w.buf, "true"...)
 	}
 }
 
-func (w *jsonWriter) integer(name string, value *int64) {
+func (w *jsonBuf) integer(name string, value *int64) {
 	if value != nil {
 		w.key(name)
 		w.buf = strconv.AppendInt(w.buf, *value, 10)

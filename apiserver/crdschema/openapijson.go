@@ -59,7 +59,7 @@ func (v *Version) appendOpenAPISchemaJSON(dst []byte, refPrefix string, v2 bool)
 	if err != nil {
 		return dst, nil, false
 	}
-	w := &schemaWriter{native: native, buf: dst, v2: v2}
+	w := &schemaWriter{native: native, jsonBuf: jsonBuf{buf: dst}, v2: v2}
 	if validation == nil || validation.OpenAPIV3Schema == nil {
 		// No schema: a bare object, as OpenAPISchema publishes it.
 		w.buf = append(w.buf, `{"type":"object"`...)
@@ -149,7 +149,7 @@ const (
 // spec.Schema.MarshalJSON (go-json-experiment, deterministic): schema
 // props in field order, then the swagger props, then extensions sorted.
 type schemaWriter struct {
-	buf     []byte
+	jsonBuf
 	native  *nativeJSON
 	version *Version // set while writing the root
 	v2      bool     // OpenAPISchemaV2's form, not OpenAPISchema's
@@ -583,16 +583,6 @@ func (w *schemaWriter) validations(rules apiextensionsv1.ValidationRules) bool {
 	return true
 }
 
-// key starts a member of the object being written.
-func (w *schemaWriter) key(name string) {
-	if w.buf[len(w.buf)-1] != '{' {
-		w.buf = append(w.buf, ',')
-	}
-	w.buf = append(w.buf, '"')
-	w.buf = append(w.buf, name...)
-	w.buf = append(w.buf, '"', ':')
-}
-
 func (w *schemaWriter) stringMember(name, value string) bool {
 	w.key(name)
 	return w.quote(value)
@@ -611,20 +601,6 @@ func (w *schemaWriter) strings(name string, values []string) bool {
 	}
 	w.buf = append(w.buf, ']')
 	return true
-}
-
-func (w *schemaWriter) boolean(name string, value bool) {
-	if value { // omitzero
-		w.key(name)
-		w.buf = append(w.buf, "true"...)
-	}
-}
-
-func (w *schemaWriter) integer(name string, value *int64) {
-	if value != nil {
-		w.key(name)
-		w.buf = strconv.AppendInt(w.buf, *value, 10)
-	}
 }
 
 func (w *schemaWriter) float(name string, value *float64) {
