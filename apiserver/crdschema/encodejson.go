@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/devplane/devplane/apiserver/internal/jsonw"
 )
 
 // AppendCRDJSON appends the JSON that encoding/json writes of crd (as the
@@ -22,27 +24,27 @@ import (
 // (a NaN bound, invalid raw JSON), and callers then use the serializer,
 // which reports the error.
 func AppendCRDJSON(dst []byte, crd *apiextensionsv1.CustomResourceDefinition) (out []byte, ok bool) {
-	w := jsonWriter{jsonBuf: jsonBuf{buf: dst}, ok: true}
+	w := jsonWriter{Appender: jsonw.Appender{Buf: dst}, ok: true}
 	w.raw(`{"kind":"CustomResourceDefinition","apiVersion":"apiextensions.k8s.io/v1","metadata":`)
 	w.marshal(&crd.ObjectMeta)
 	w.raw(`,"spec":`)
 	w.spec(&crd.Spec)
 	w.raw(`,"status":`)
 	w.marshal(&crd.Status)
-	w.buf = append(w.buf, '}')
-	return w.buf, w.ok
+	w.Buf = append(w.Buf, '}')
+	return w.Buf, w.ok
 }
 
 // jsonWriter appends JSON; ok turns false at the first thing it cannot
 // write as encoding/json would.
 type jsonWriter struct {
-	jsonBuf
+	jsonw.Appender
 	ok bool
 	// scratch is reused to compact raw values with whitespace or HTML.
 	scratch bytes.Buffer
 }
 
-func (w *jsonBuf) raw(s string) { w.buf = append(w.buf, s...) }
+func (w *jsonWriter) raw(s string) { w.Buf = append(w.Buf, s...) }
 
 // marshal writes v with encoding/json, for the parts without schemas.
 func (w *jsonWriter) marshal(v any) {
@@ -51,7 +53,7 @@ func (w *jsonWriter) marshal(v any) {
 		w.ok = false
 		return
 	}
-	w.buf = append(w.buf, data...)
+	w.Buf = append(w.Buf, data...)
 }
 
 func (w *jsonWriter) spec(s *apiextensionsv1.CustomResourceDefinitionSpec) {
@@ -65,14 +67,14 @@ func (w *jsonWriter) spec(s *apiextensionsv1.CustomResourceDefinitionSpec) {
 	if s.Versions == nil {
 		w.raw("null")
 	} else {
-		w.buf = append(w.buf, '[')
+		w.Buf = append(w.Buf, '[')
 		for i := range s.Versions {
 			if i > 0 {
-				w.buf = append(w.buf, ',')
+				w.Buf = append(w.Buf, ',')
 			}
 			w.version(&s.Versions[i])
 		}
-		w.buf = append(w.buf, ']')
+		w.Buf = append(w.Buf, ']')
 	}
 	if s.Conversion != nil {
 		w.raw(`,"conversion":`)
@@ -81,16 +83,16 @@ func (w *jsonWriter) spec(s *apiextensionsv1.CustomResourceDefinitionSpec) {
 	if s.PreserveUnknownFields {
 		w.raw(`,"preserveUnknownFields":true`)
 	}
-	w.buf = append(w.buf, '}')
+	w.Buf = append(w.Buf, '}')
 }
 
 func (w *jsonWriter) version(v *apiextensionsv1.CustomResourceDefinitionVersion) {
 	w.raw(`{"name":`)
 	w.quote(v.Name)
 	w.raw(`,"served":`)
-	w.buf = strconv.AppendBool(w.buf, v.Served)
+	w.Buf = strconv.AppendBool(w.Buf, v.Served)
 	w.raw(`,"storage":`)
-	w.buf = strconv.AppendBool(w.buf, v.Storage)
+	w.Buf = strconv.AppendBool(w.Buf, v.Storage)
 	if v.Deprecated {
 		w.raw(`,"deprecated":true`)
 	}
@@ -104,7 +106,7 @@ func (w *jsonWriter) version(v *apiextensionsv1.CustomResourceDefinitionVersion)
 			w.raw(`"openAPIV3Schema":`)
 			w.schema(v.Schema.OpenAPIV3Schema)
 		}
-		w.buf = append(w.buf, '}')
+		w.Buf = append(w.Buf, '}')
 	}
 	if v.Subresources != nil {
 		w.raw(`,"subresources":`)
@@ -118,7 +120,7 @@ func (w *jsonWriter) version(v *apiextensionsv1.CustomResourceDefinitionVersion)
 		w.raw(`,"selectableFields":`)
 		w.marshal(v.SelectableFields)
 	}
-	w.buf = append(w.buf, '}')
+	w.Buf = append(w.Buf, '}')
 }
 
 // schema writes one JSONSchemaProps: its members in field order, each
@@ -127,11 +129,11 @@ func (w *jsonWriter) schema(s *apiextensionsv1.JSONSchemaProps) {
 	if !w.ok {
 		return
 	}
-	w.buf = append(w.buf, '{')
+	w.Buf = append(w.Buf, '{')
 	w.str("id", s.ID)
 	w.str("$schema", string(s.Schema))
 	if s.Ref != nil {
-		w.key("$ref")
+		w.Key("$ref")
 		w.quote(*s.Ref)
 	}
 	w.str("description", s.Description)
@@ -139,36 +141,36 @@ func (w *jsonWriter) schema(s *apiextensionsv1.JSONSchemaProps) {
 	w.str("format", s.Format)
 	w.str("title", s.Title)
 	if s.Default != nil {
-		w.key("default")
+		w.Key("default")
 		w.rawJSON(s.Default)
 	}
 	w.float("maximum", s.Maximum)
-	w.boolean("exclusiveMaximum", s.ExclusiveMaximum)
+	w.Bool("exclusiveMaximum", s.ExclusiveMaximum)
 	w.float("minimum", s.Minimum)
-	w.boolean("exclusiveMinimum", s.ExclusiveMinimum)
-	w.integer("maxLength", s.MaxLength)
-	w.integer("minLength", s.MinLength)
+	w.Bool("exclusiveMinimum", s.ExclusiveMinimum)
+	w.Int("maxLength", s.MaxLength)
+	w.Int("minLength", s.MinLength)
 	w.str("pattern", s.Pattern)
-	w.integer("maxItems", s.MaxItems)
-	w.integer("minItems", s.MinItems)
-	w.boolean("uniqueItems", s.UniqueItems)
+	w.Int("maxItems", s.MaxItems)
+	w.Int("minItems", s.MinItems)
+	w.Bool("uniqueItems", s.UniqueItems)
 	w.float("multipleOf", s.MultipleOf)
 	if len(s.Enum) > 0 {
-		w.key("enum")
-		w.buf = append(w.buf, '[')
+		w.Key("enum")
+		w.Buf = append(w.Buf, '[')
 		for i := range s.Enum {
 			if i > 0 {
-				w.buf = append(w.buf, ',')
+				w.Buf = append(w.Buf, ',')
 			}
 			w.rawJSON(&s.Enum[i])
 		}
-		w.buf = append(w.buf, ']')
+		w.Buf = append(w.Buf, ']')
 	}
-	w.integer("maxProperties", s.MaxProperties)
-	w.integer("minProperties", s.MinProperties)
+	w.Int("maxProperties", s.MaxProperties)
+	w.Int("minProperties", s.MinProperties)
 	w.strs("required", s.Required)
 	if s.Items != nil {
-		w.key("items")
+		w.Key("items")
 		// JSONSchemaPropsOrArray.MarshalJSON: the array when it has
 		// schemas, else the schema (null when none).
 		if len(s.Items.JSONSchemas) > 0 {
@@ -181,21 +183,21 @@ func (w *jsonWriter) schema(s *apiextensionsv1.JSONSchemaProps) {
 	w.schemaList("oneOf", s.OneOf)
 	w.schemaList("anyOf", s.AnyOf)
 	if s.Not != nil {
-		w.key("not")
+		w.Key("not")
 		w.schema(s.Not)
 	}
 	w.schemaMap("properties", s.Properties)
 	w.schemaOrBool("additionalProperties", s.AdditionalProperties)
 	w.schemaMap("patternProperties", s.PatternProperties)
 	if len(s.Dependencies) > 0 {
-		w.key("dependencies")
-		w.buf = append(w.buf, '{')
+		w.Key("dependencies")
+		w.Buf = append(w.Buf, '{')
 		for i, name := range sortedKeys(s.Dependencies) {
 			if i > 0 {
-				w.buf = append(w.buf, ',')
+				w.Buf = append(w.Buf, ',')
 			}
 			w.quote(name)
-			w.buf = append(w.buf, ':')
+			w.Buf = append(w.Buf, ':')
 			// JSONSchemaPropsOrStringArray.MarshalJSON.
 			switch dep := s.Dependencies[name]; {
 			case len(dep.Property) > 0:
@@ -204,39 +206,39 @@ func (w *jsonWriter) schema(s *apiextensionsv1.JSONSchemaProps) {
 				w.schemaOrNull(dep.Schema)
 			}
 		}
-		w.buf = append(w.buf, '}')
+		w.Buf = append(w.Buf, '}')
 	}
 	w.schemaOrBool("additionalItems", s.AdditionalItems)
 	w.schemaMap("definitions", s.Definitions)
 	if s.ExternalDocs != nil {
-		w.key("externalDocs")
+		w.Key("externalDocs")
 		w.marshal(s.ExternalDocs)
 	}
 	if s.Example != nil {
-		w.key("example")
+		w.Key("example")
 		w.rawJSON(s.Example)
 	}
-	w.boolean("nullable", s.Nullable)
+	w.Bool("nullable", s.Nullable)
 	if s.XPreserveUnknownFields != nil {
-		w.key("x-kubernetes-preserve-unknown-fields")
-		w.buf = strconv.AppendBool(w.buf, *s.XPreserveUnknownFields)
+		w.Key("x-kubernetes-preserve-unknown-fields")
+		w.Buf = strconv.AppendBool(w.Buf, *s.XPreserveUnknownFields)
 	}
-	w.boolean("x-kubernetes-embedded-resource", s.XEmbeddedResource)
-	w.boolean("x-kubernetes-int-or-string", s.XIntOrString)
+	w.Bool("x-kubernetes-embedded-resource", s.XEmbeddedResource)
+	w.Bool("x-kubernetes-int-or-string", s.XIntOrString)
 	w.strs("x-kubernetes-list-map-keys", s.XListMapKeys)
 	if s.XListType != nil {
-		w.key("x-kubernetes-list-type")
+		w.Key("x-kubernetes-list-type")
 		w.quote(*s.XListType)
 	}
 	if s.XMapType != nil {
-		w.key("x-kubernetes-map-type")
+		w.Key("x-kubernetes-map-type")
 		w.quote(*s.XMapType)
 	}
 	if len(s.XValidations) > 0 {
-		w.key("x-kubernetes-validations")
+		w.Key("x-kubernetes-validations")
 		w.marshal(s.XValidations)
 	}
-	w.buf = append(w.buf, '}')
+	w.Buf = append(w.Buf, '}')
 }
 
 func (w *jsonWriter) schemaOrNull(s *apiextensionsv1.JSONSchemaProps) {
@@ -252,7 +254,7 @@ func (w *jsonWriter) schemaOrBool(name string, s *apiextensionsv1.JSONSchemaProp
 	if s == nil {
 		return
 	}
-	w.key(name)
+	w.Key(name)
 	switch {
 	case s.Schema != nil:
 		w.schema(s.Schema)
@@ -264,19 +266,19 @@ func (w *jsonWriter) schemaOrBool(name string, s *apiextensionsv1.JSONSchemaProp
 }
 
 func (w *jsonWriter) schemas(list []apiextensionsv1.JSONSchemaProps) {
-	w.buf = append(w.buf, '[')
+	w.Buf = append(w.Buf, '[')
 	for i := range list {
 		if i > 0 {
-			w.buf = append(w.buf, ',')
+			w.Buf = append(w.Buf, ',')
 		}
 		w.schema(&list[i])
 	}
-	w.buf = append(w.buf, ']')
+	w.Buf = append(w.Buf, ']')
 }
 
 func (w *jsonWriter) schemaList(name string, list []apiextensionsv1.JSONSchemaProps) {
 	if len(list) > 0 {
-		w.key(name)
+		w.Key(name)
 		w.schemas(list)
 	}
 }
@@ -286,18 +288,18 @@ func (w *jsonWriter) schemaMap(name string, m map[string]apiextensionsv1.JSONSch
 	if len(m) == 0 {
 		return
 	}
-	w.key(name)
-	w.buf = append(w.buf, '{')
+	w.Key(name)
+	w.Buf = append(w.Buf, '{')
 	for i, k := range sortedKeys(m) {
 		if i > 0 {
-			w.buf = append(w.buf, ',')
+			w.Buf = append(w.Buf, ',')
 		}
 		w.quote(k)
-		w.buf = append(w.buf, ':')
+		w.Buf = append(w.Buf, ':')
 		v := m[k]
 		w.schema(&v)
 	}
-	w.buf = append(w.buf, '}')
+	w.Buf = append(w.Buf, '}')
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -309,58 +311,29 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// jsonBuf is what both CRD JSON writers (stored CRDs, OpenAPI schemas)
-// write members with.
-type jsonBuf struct{ buf []byte }
-
-// key starts a member of the object being written (names need no escaping).
-func (w *jsonBuf) key(name string) {
-	if w.buf[len(w.buf)-1] != '{' {
-		w.buf = append(w.buf, ',')
-	}
-	w.buf = append(w.buf, '"')
-	w.buf = append(w.buf, name...)
-	w.buf = append(w.buf, '"', ':')
-}
-
 func (w *jsonWriter) str(name, value string) {
 	if value != "" {
-		w.key(name)
+		w.Key(name)
 		w.quote(value)
 	}
 }
 
 func (w *jsonWriter) strs(name string, values []string) {
 	if len(values) > 0 {
-		w.key(name)
+		w.Key(name)
 		w.stringArray(values)
 	}
 }
 
 func (w *jsonWriter) stringArray(values []string) {
-	w.buf = append(w.buf, '[')
+	w.Buf = append(w.Buf, '[')
 	for i, v := range values {
 		if i > 0 {
-			w.buf = append(w.buf, ',')
+			w.Buf = append(w.Buf, ',')
 		}
 		w.quote(v)
 	}
-	w.buf = append(w.buf, ']')
-}
-
-// boolean writes true; false is omitted (omitempty).
-func (w *jsonBuf) boolean(name string, value bool) {
-	if value {
-		w.key(name)
-		w.buf = append(w.buf, "true"...)
-	}
-}
-
-func (w *jsonBuf) integer(name string, value *int64) {
-	if value != nil {
-		w.key(name)
-		w.buf = strconv.AppendInt(w.buf, *value, 10)
-	}
+	w.Buf = append(w.Buf, ']')
 }
 
 // float writes as encoding/json does; NaN and infinities are its errors.
@@ -372,8 +345,8 @@ func (w *jsonWriter) float(name string, value *float64) {
 		w.ok = false
 		return
 	}
-	w.key(name)
-	w.buf = appendFloat(w.buf, *value)
+	w.Key(name)
+	w.Buf = jsonw.AppendFloat(w.Buf, *value)
 }
 
 // rawJSON is JSON.MarshalJSON (null when empty) as encoding/json embeds
@@ -389,7 +362,7 @@ func (w *jsonWriter) rawJSON(j *apiextensionsv1.JSON) {
 			w.ok = false
 			return
 		}
-		w.buf = append(w.buf, raw...)
+		w.Buf = append(w.Buf, raw...)
 		return
 	}
 	w.scratch.Reset()
@@ -400,7 +373,7 @@ func (w *jsonWriter) rawJSON(j *apiextensionsv1.JSON) {
 	compact := bytes.Clone(w.scratch.Bytes())
 	w.scratch.Reset()
 	json.HTMLEscape(&w.scratch, compact)
-	w.buf = append(w.buf, w.scratch.Bytes()...)
+	w.Buf = append(w.Buf, w.scratch.Bytes()...)
 }
 
 // needsCompacting: raw holds whitespace, <, >, & or a byte that may start
@@ -421,7 +394,7 @@ const hexDigits = "0123456789abcdef"
 // control characters, <, > and &, U+2028 and U+2029 escaped, invalid
 // UTF-8 replaced by U+FFFD.
 func (w *jsonWriter) quote(s string) {
-	w.buf = append(w.buf, '"')
+	w.Buf = append(w.Buf, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -430,22 +403,22 @@ func (w *jsonWriter) quote(s string) {
 				i++
 				continue
 			}
-			w.buf = append(w.buf, s[start:i]...)
+			w.Buf = append(w.Buf, s[start:i]...)
 			switch c {
 			case '"', '\\':
-				w.buf = append(w.buf, '\\', c)
+				w.Buf = append(w.Buf, '\\', c)
 			case '\b':
-				w.buf = append(w.buf, '\\', 'b')
+				w.Buf = append(w.Buf, '\\', 'b')
 			case '\f':
-				w.buf = append(w.buf, '\\', 'f')
+				w.Buf = append(w.Buf, '\\', 'f')
 			case '\n':
-				w.buf = append(w.buf, '\\', 'n')
+				w.Buf = append(w.Buf, '\\', 'n')
 			case '\r':
-				w.buf = append(w.buf, '\\', 'r')
+				w.Buf = append(w.Buf, '\\', 'r')
 			case '\t':
-				w.buf = append(w.buf, '\\', 't')
+				w.Buf = append(w.Buf, '\\', 't')
 			default:
-				w.buf = append(w.buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+				w.Buf = append(w.Buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 			}
 			i++
 			start = i
@@ -454,11 +427,11 @@ func (w *jsonWriter) quote(s string) {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
-			w.buf = append(w.buf, s[start:i]...)
-			w.buf = append(w.buf, `\ufffd`...)
+			w.Buf = append(w.Buf, s[start:i]...)
+			w.Buf = append(w.Buf, `\ufffd`...)
 		case r == '\u2028' || r == '\u2029':
-			w.buf = append(w.buf, s[start:i]...)
-			w.buf = append(w.buf, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			w.Buf = append(w.Buf, s[start:i]...)
+			w.Buf = append(w.Buf, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
 		default:
 			i += size
 			continue
@@ -466,6 +439,6 @@ func (w *jsonWriter) quote(s string) {
 		i += size
 		start = i
 	}
-	w.buf = append(w.buf, s[start:]...)
-	w.buf = append(w.buf, '"')
+	w.Buf = append(w.Buf, s[start:]...)
+	w.Buf = append(w.Buf, '"')
 }

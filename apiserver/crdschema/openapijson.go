@@ -15,6 +15,8 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/kube-openapi/pkg/schemamutation"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/devplane/devplane/apiserver/internal/jsonw"
 )
 
 // OpenAPISchemaV2JSON writes, straight from the CRD's v1 schema, the JSON
@@ -59,19 +61,19 @@ func (v *Version) appendOpenAPISchemaJSON(dst []byte, refPrefix string, v2 bool)
 	if err != nil {
 		return dst, nil, false
 	}
-	w := &schemaWriter{native: native, jsonBuf: jsonBuf{buf: dst}, v2: v2}
+	w := &schemaWriter{native: native, Appender: jsonw.Appender{Buf: dst}, v2: v2}
 	if validation == nil || validation.OpenAPIV3Schema == nil {
 		// No schema: a bare object, as OpenAPISchema publishes it.
-		w.buf = append(w.buf, `{"type":"object"`...)
+		w.Buf = append(w.Buf, `{"type":"object"`...)
 		w.kindExtensions(v)
-		w.buf = append(w.buf, '}')
-		return w.buf, nil, true
+		w.Buf = append(w.Buf, '}')
+		return w.Buf, nil, true
 	}
 	w.version = v
 	if !w.node(validation.OpenAPIV3Schema, rootLevel) {
-		return w.buf, nil, false
+		return w.Buf, nil, false
 	}
-	return w.buf, native.refs, true
+	return w.Buf, native.refs, true
 }
 
 // nativeJSON is kubeNativeProperties (or kubeNativePropertiesV2) encoded,
@@ -149,7 +151,7 @@ const (
 // spec.Schema.MarshalJSON (go-json-experiment, deterministic): schema
 // props in field order, then the swagger props, then extensions sorted.
 type schemaWriter struct {
-	jsonBuf
+	jsonw.Appender
 	native  *nativeJSON
 	version *Version // set while writing the root
 	v2      bool     // OpenAPISchemaV2's form, not OpenAPISchema's
@@ -273,17 +275,17 @@ func (w *schemaWriter) node(s *apiextensionsv1.JSONSchemaProps, lvl level) bool 
 	if cutPreserved && (typ == "object" || typ == "array") {
 		typ = ""
 	}
-	w.buf = append(w.buf, '{')
+	w.Buf = append(w.Buf, '{')
 	if s.Description != "" && !w.stringMember("description", s.Description) {
 		return false
 	}
 	if typ != "" {
-		w.key("type")
-		w.buf = strconv.AppendQuote(w.buf, typ) // one of validTypes
+		w.Key("type")
+		w.Buf = strconv.AppendQuote(w.Buf, typ) // one of validTypes
 	}
 	if s.Nullable {
-		w.key("nullable")
-		w.buf = append(w.buf, "true"...)
+		w.Key("nullable")
+		w.Buf = append(w.Buf, "true"...)
 	}
 	if s.Format != "" && !w.stringMember("format", s.Format) {
 		return false
@@ -293,15 +295,15 @@ func (w *schemaWriter) node(s *apiextensionsv1.JSONSchemaProps, lvl level) bool 
 	}
 	if s.Default != nil {
 		if canonical(s.Default.Raw) {
-			w.key("default")
-			w.buf = append(w.buf, s.Default.Raw...)
+			w.Key("default")
+			w.Buf = append(w.Buf, s.Default.Raw...)
 		} else {
 			value, ok := decodeJSON(s.Default)
 			if !ok {
 				return false
 			}
 			if value != nil { // omitzero
-				w.key("default")
+				w.Key("default")
 				if !w.value(value) {
 					return false
 				}
@@ -309,27 +311,27 @@ func (w *schemaWriter) node(s *apiextensionsv1.JSONSchemaProps, lvl level) bool 
 		}
 	}
 	w.float("maximum", s.Maximum)
-	w.boolean("exclusiveMaximum", s.ExclusiveMaximum)
+	w.Bool("exclusiveMaximum", s.ExclusiveMaximum)
 	w.float("minimum", s.Minimum)
-	w.boolean("exclusiveMinimum", s.ExclusiveMinimum)
-	w.integer("maxLength", s.MaxLength)
-	w.integer("minLength", s.MinLength)
+	w.Bool("exclusiveMinimum", s.ExclusiveMinimum)
+	w.Int("maxLength", s.MaxLength)
+	w.Int("minLength", s.MinLength)
 	if s.Pattern != "" && !w.stringMember("pattern", s.Pattern) {
 		return false
 	}
-	w.integer("maxItems", s.MaxItems)
-	w.integer("minItems", s.MinItems)
-	w.boolean("uniqueItems", s.UniqueItems)
+	w.Int("maxItems", s.MaxItems)
+	w.Int("minItems", s.MinItems)
+	w.Bool("uniqueItems", s.UniqueItems)
 	w.float("multipleOf", s.MultipleOf)
 	if len(s.Enum) > 0 {
-		w.key("enum")
-		w.buf = append(w.buf, '[')
+		w.Key("enum")
+		w.Buf = append(w.Buf, '[')
 		for i := range s.Enum {
 			if i > 0 {
-				w.buf = append(w.buf, ',')
+				w.Buf = append(w.Buf, ',')
 			}
 			if canonical(s.Enum[i].Raw) {
-				w.buf = append(w.buf, s.Enum[i].Raw...)
+				w.Buf = append(w.Buf, s.Enum[i].Raw...)
 				continue
 			}
 			value, ok := decodeJSON(&s.Enum[i])
@@ -337,10 +339,10 @@ func (w *schemaWriter) node(s *apiextensionsv1.JSONSchemaProps, lvl level) bool 
 				return false
 			}
 		}
-		w.buf = append(w.buf, ']')
+		w.Buf = append(w.Buf, ']')
 	}
-	w.integer("maxProperties", s.MaxProperties)
-	w.integer("minProperties", s.MinProperties)
+	w.Int("maxProperties", s.MaxProperties)
+	w.Int("minProperties", s.MinProperties)
 	embedded := s.XEmbeddedResource
 	required := s.Required
 	if embedded && !cutPreserved { // as addEmbeddedProperties, which v2 skips under preserve-unknown-fields
@@ -355,51 +357,51 @@ func (w *schemaWriter) node(s *apiextensionsv1.JSONSchemaProps, lvl level) bool 
 		return false
 	}
 	if s.Items != nil {
-		mark := len(w.buf)
-		w.key("items")
+		mark := len(w.Buf)
+		w.Key("items")
 		if !w.node(s.Items.Schema, itemLevel) {
 			return false
 		}
 		if cutPreserved {
-			w.buf = w.buf[:mark]
+			w.Buf = w.Buf[:mark]
 		}
 	}
 	// Unfold gives int-or-string this anyOf (structuralNode let no other
 	// through); v2 drops it.
 	if !w.v2 && (s.XIntOrString || s.AnyOf != nil) {
-		w.key("anyOf")
-		w.buf = append(w.buf, `[{"type":"integer"},{"type":"string"}]`...)
+		w.Key("anyOf")
+		w.Buf = append(w.Buf, `[{"type":"integer"},{"type":"string"}]`...)
 	}
-	mark := len(w.buf)
+	mark := len(w.Buf)
 	if !w.properties(s, lvl, embedded) {
 		return false
 	}
 	if cutPreserved {
-		w.buf = w.buf[:mark]
+		w.Buf = w.Buf[:mark]
 	}
 	if ap := s.AdditionalProperties; ap != nil {
-		w.key("additionalProperties")
+		w.Key("additionalProperties")
 		switch {
 		case ap.Schema != nil:
 			if !w.node(ap.Schema, fieldLevel) {
 				return false
 			}
 		case ap.Allows:
-			w.buf = append(w.buf, "true"...)
+			w.Buf = append(w.Buf, "true"...)
 		default:
-			w.buf = append(w.buf, "false"...)
+			w.Buf = append(w.Buf, "false"...)
 		}
 	}
 	if docs := s.ExternalDocs; docs != nil {
-		w.key("externalDocs")
-		w.buf = append(w.buf, '{')
+		w.Key("externalDocs")
+		w.Buf = append(w.Buf, '{')
 		if docs.Description != "" && !w.stringMember("description", docs.Description) {
 			return false
 		}
 		if docs.URL != "" && !w.stringMember("url", docs.URL) {
 			return false
 		}
-		w.buf = append(w.buf, '}')
+		w.Buf = append(w.Buf, '}')
 	}
 	if s.Example != nil {
 		value, ok := decodeJSON(s.Example)
@@ -407,15 +409,15 @@ func (w *schemaWriter) node(s *apiextensionsv1.JSONSchemaProps, lvl level) bool 
 			return false
 		}
 		// omitempty: left out when it encodes as null, "", {} or [].
-		mark := len(w.buf)
-		w.key("example")
-		valueStart := len(w.buf)
+		mark := len(w.Buf)
+		w.Key("example")
+		valueStart := len(w.Buf)
 		if !w.value(value) {
 			return false
 		}
-		switch string(w.buf[valueStart:]) {
+		switch string(w.Buf[valueStart:]) {
 		case "null", `""`, "{}", "[]":
-			w.buf = w.buf[:mark]
+			w.Buf = w.Buf[:mark]
 		}
 	}
 	return w.extensions(s, lvl)
@@ -449,31 +451,31 @@ func (w *schemaWriter) properties(s *apiextensionsv1.JSONSchemaProps, lvl level,
 	// variable, which stays on the stack (declared in the loop, with its
 	// address taken, it moved to the heap: one allocation per property).
 	var property apiextensionsv1.JSONSchemaProps
-	w.key("properties")
-	w.buf = append(w.buf, '{')
+	w.Key("properties")
+	w.Buf = append(w.Buf, '{')
 	for i, name := range names {
 		if i > 0 {
-			w.buf = append(w.buf, ',')
+			w.Buf = append(w.Buf, ',')
 		}
 		if !w.quote(name) {
 			return false
 		}
-		w.buf = append(w.buf, ':')
+		w.Buf = append(w.Buf, ':')
 		var own bool
 		if property, own = s.Properties[name]; own {
-			mark := len(w.buf)
+			mark := len(w.Buf)
 			if !w.node(&property, fieldLevel) {
 				return false
 			}
 			if _, replaced := native[name]; replaced {
-				w.buf = w.buf[:mark]
+				w.Buf = w.Buf[:mark]
 			}
 		}
 		if data, ok := native[name]; ok {
-			w.buf = append(w.buf, data...)
+			w.Buf = append(w.Buf, data...)
 		}
 	}
-	w.buf = append(w.buf, '}')
+	w.Buf = append(w.Buf, '}')
 	return true
 }
 
@@ -481,8 +483,8 @@ func (w *schemaWriter) properties(s *apiextensionsv1.JSONSchemaProps, lvl level,
 // the object.
 func (w *schemaWriter) extensions(s *apiextensionsv1.JSONSchemaProps, lvl level) bool {
 	if s.XEmbeddedResource {
-		w.key("x-kubernetes-embedded-resource")
-		w.buf = append(w.buf, "true"...)
+		w.Key("x-kubernetes-embedded-resource")
+		w.Buf = append(w.Buf, "true"...)
 	}
 	var v *Version
 	if lvl == rootLevel {
@@ -492,8 +494,8 @@ func (w *schemaWriter) extensions(s *apiextensionsv1.JSONSchemaProps, lvl level)
 		}
 	}
 	if s.XIntOrString {
-		w.key("x-kubernetes-int-or-string")
-		w.buf = append(w.buf, "true"...)
+		w.Key("x-kubernetes-int-or-string")
+		w.Buf = append(w.Buf, "true"...)
 	}
 	if len(s.XListMapKeys) > 0 && !w.strings("x-kubernetes-list-map-keys", s.XListMapKeys) {
 		return false
@@ -505,8 +507,8 @@ func (w *schemaWriter) extensions(s *apiextensionsv1.JSONSchemaProps, lvl level)
 		return false
 	}
 	if s.XPreserveUnknownFields != nil {
-		w.key("x-kubernetes-preserve-unknown-fields")
-		w.buf = append(w.buf, "true"...)
+		w.Key("x-kubernetes-preserve-unknown-fields")
+		w.Buf = append(w.Buf, "true"...)
 	}
 	if v != nil && !w.selectableFieldsExtension(v) {
 		return false
@@ -514,7 +516,7 @@ func (w *schemaWriter) extensions(s *apiextensionsv1.JSONSchemaProps, lvl level)
 	if len(s.XValidations) > 0 && !w.validations(s.XValidations) {
 		return false
 	}
-	w.buf = append(w.buf, '}')
+	w.Buf = append(w.Buf, '}')
 	return true
 }
 
@@ -525,10 +527,10 @@ func (w *schemaWriter) kindExtensions(v *Version) {
 }
 
 func (w *schemaWriter) gvkExtension(v *Version) bool {
-	w.key("x-kubernetes-group-version-kind")
-	w.buf = append(w.buf, `[{`...)
+	w.Key("x-kubernetes-group-version-kind")
+	w.Buf = append(w.Buf, `[{`...)
 	ok := w.stringMember("group", v.GVK.Group) && w.stringMember("kind", v.GVK.Kind) && w.stringMember("version", v.GVK.Version)
-	w.buf = append(w.buf, `}]`...)
+	w.Buf = append(w.Buf, `}]`...)
 	return ok
 }
 
@@ -537,32 +539,32 @@ func (w *schemaWriter) selectableFieldsExtension(v *Version) bool {
 	if fields == nil {
 		return true
 	}
-	w.key("x-kubernetes-selectable-fields")
-	w.buf = append(w.buf, '[')
+	w.Key("x-kubernetes-selectable-fields")
+	w.Buf = append(w.Buf, '[')
 	for i, field := range fields {
 		if i > 0 {
-			w.buf = append(w.buf, ',')
+			w.Buf = append(w.Buf, ',')
 		}
-		w.buf = append(w.buf, '{')
+		w.Buf = append(w.Buf, '{')
 		if !w.stringMember("fieldPath", field.(map[string]any)["fieldPath"].(string)) {
 			return false
 		}
-		w.buf = append(w.buf, '}')
+		w.Buf = append(w.Buf, '}')
 	}
-	w.buf = append(w.buf, ']')
+	w.Buf = append(w.Buf, ']')
 	return true
 }
 
 // validations writes apiextensionsv1.ValidationRules as go-json-experiment
 // does: omitempty leaves out members that encode empty ("", null).
 func (w *schemaWriter) validations(rules apiextensionsv1.ValidationRules) bool {
-	w.key("x-kubernetes-validations")
-	w.buf = append(w.buf, '[')
+	w.Key("x-kubernetes-validations")
+	w.Buf = append(w.Buf, '[')
 	for i, rule := range rules {
 		if i > 0 {
-			w.buf = append(w.buf, ',')
+			w.Buf = append(w.Buf, ',')
 		}
-		w.buf = append(w.buf, `{"rule":`...)
+		w.Buf = append(w.Buf, `{"rule":`...)
 		if !w.quote(rule.Rule) {
 			return false
 		}
@@ -574,56 +576,40 @@ func (w *schemaWriter) validations(rules apiextensionsv1.ValidationRules) bool {
 			return false
 		}
 		if rule.OptionalOldSelf != nil {
-			w.key("optionalOldSelf")
-			w.buf = strconv.AppendBool(w.buf, *rule.OptionalOldSelf)
+			w.Key("optionalOldSelf")
+			w.Buf = strconv.AppendBool(w.Buf, *rule.OptionalOldSelf)
 		}
-		w.buf = append(w.buf, '}')
+		w.Buf = append(w.Buf, '}')
 	}
-	w.buf = append(w.buf, ']')
+	w.Buf = append(w.Buf, ']')
 	return true
 }
 
 func (w *schemaWriter) stringMember(name, value string) bool {
-	w.key(name)
+	w.Key(name)
 	return w.quote(value)
 }
 
 func (w *schemaWriter) strings(name string, values []string) bool {
-	w.key(name)
-	w.buf = append(w.buf, '[')
+	w.Key(name)
+	w.Buf = append(w.Buf, '[')
 	for i, value := range values {
 		if i > 0 {
-			w.buf = append(w.buf, ',')
+			w.Buf = append(w.Buf, ',')
 		}
 		if !w.quote(value) {
 			return false
 		}
 	}
-	w.buf = append(w.buf, ']')
+	w.Buf = append(w.Buf, ']')
 	return true
 }
 
 func (w *schemaWriter) float(name string, value *float64) {
 	if value != nil {
-		w.key(name)
-		w.buf = appendFloat(w.buf, *value)
+		w.Key(name)
+		w.Buf = jsonw.AppendFloat(w.Buf, *value)
 	}
-}
-
-// appendFloat formats as go-json-experiment (and ES6) do.
-func appendFloat(dst []byte, f float64) []byte {
-	format := byte('f')
-	if abs := max(f, -f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	dst = strconv.AppendFloat(dst, f, format, -1, 64)
-	if format == 'e' { // e-07 -> e-7
-		if n := len(dst); n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
-			dst[n-2] = dst[n-1]
-			dst = dst[:n-1]
-		}
-	}
-	return dst
 }
 
 // canonical reports whether raw is a scalar that decoding and encoding
@@ -679,46 +665,46 @@ func decodeJSON(j *apiextensionsv1.JSON) (any, bool) {
 func (w *schemaWriter) value(value any) bool {
 	switch value := value.(type) {
 	case nil:
-		w.buf = append(w.buf, "null"...)
+		w.Buf = append(w.Buf, "null"...)
 	case bool:
-		w.buf = strconv.AppendBool(w.buf, value)
+		w.Buf = strconv.AppendBool(w.Buf, value)
 	case string:
 		return w.quote(value)
 	case int64:
-		w.buf = strconv.AppendInt(w.buf, value, 10)
+		w.Buf = strconv.AppendInt(w.Buf, value, 10)
 	case float64:
-		w.buf = appendFloat(w.buf, value)
+		w.Buf = jsonw.AppendFloat(w.Buf, value)
 	case []any:
-		w.buf = append(w.buf, '[')
+		w.Buf = append(w.Buf, '[')
 		for i, item := range value {
 			if i > 0 {
-				w.buf = append(w.buf, ',')
+				w.Buf = append(w.Buf, ',')
 			}
 			if !w.value(item) {
 				return false
 			}
 		}
-		w.buf = append(w.buf, ']')
+		w.Buf = append(w.Buf, ']')
 	case map[string]any:
 		keys := make([]string, 0, len(value))
 		for key := range value {
 			keys = append(keys, key)
 		}
 		slices.Sort(keys)
-		w.buf = append(w.buf, '{')
+		w.Buf = append(w.Buf, '{')
 		for i, key := range keys {
 			if i > 0 {
-				w.buf = append(w.buf, ',')
+				w.Buf = append(w.Buf, ',')
 			}
 			if !w.quote(key) {
 				return false
 			}
-			w.buf = append(w.buf, ':')
+			w.Buf = append(w.Buf, ':')
 			if !w.value(value[key]) {
 				return false
 			}
 		}
-		w.buf = append(w.buf, '}')
+		w.Buf = append(w.Buf, '}')
 	default:
 		return false
 	}
@@ -729,7 +715,7 @@ func (w *schemaWriter) value(value any) bool {
 // and control characters escaped (not <, >, & or U+2028/9); invalid UTF-8
 // fails (there it is an error).
 func (w *schemaWriter) quote(s string) bool {
-	w.buf = append(w.buf, '"')
+	w.Buf = append(w.Buf, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -745,27 +731,27 @@ func (w *schemaWriter) quote(s string) bool {
 			i++
 			continue
 		}
-		w.buf = append(w.buf, s[start:i]...)
+		w.Buf = append(w.Buf, s[start:i]...)
 		switch c {
 		case '"', '\\':
-			w.buf = append(w.buf, '\\', c)
+			w.Buf = append(w.Buf, '\\', c)
 		case '\b':
-			w.buf = append(w.buf, `\b`...)
+			w.Buf = append(w.Buf, `\b`...)
 		case '\f':
-			w.buf = append(w.buf, `\f`...)
+			w.Buf = append(w.Buf, `\f`...)
 		case '\n':
-			w.buf = append(w.buf, `\n`...)
+			w.Buf = append(w.Buf, `\n`...)
 		case '\r':
-			w.buf = append(w.buf, `\r`...)
+			w.Buf = append(w.Buf, `\r`...)
 		case '\t':
-			w.buf = append(w.buf, `\t`...)
+			w.Buf = append(w.Buf, `\t`...)
 		default:
-			w.buf = fmt.Appendf(w.buf, `\u%04x`, c)
+			w.Buf = fmt.Appendf(w.Buf, `\u%04x`, c)
 		}
 		i++
 		start = i
 	}
-	w.buf = append(w.buf, s[start:]...)
-	w.buf = append(w.buf, '"')
+	w.Buf = append(w.Buf, s[start:]...)
+	w.Buf = append(w.Buf, '"')
 	return true
 }

@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/devplane/devplane/apiserver/internal/jsonw"
 )
 
 // The ~600 generated definitions (and the supplied ones not given as
@@ -23,9 +25,9 @@ import (
 
 // appendSchemaJSON appends s.MarshalJSON()'s bytes.
 func appendSchemaJSON(out []byte, s *spec.Schema) ([]byte, error) {
-	w := schemaJSON{buf: out, fallback: true}
+	w := schemaJSON{Appender: jsonw.Appender{Buf: out}, fallback: true}
 	w.schema(s)
-	return w.buf, w.err
+	return w.Buf, w.err
 }
 
 // schemaJSON writes schemas in the member order and encoding of
@@ -33,7 +35,7 @@ func appendSchemaJSON(out []byte, s *spec.Schema) ([]byte, error) {
 // SchemaProps in field order, then the SwaggerSchemaProps, $schema, $ref,
 // and the extensions last, sorted.
 type schemaJSON struct {
-	buf      []byte
+	jsonw.Appender
 	fallback bool // nodes not written here go through MarshalJSON; else node fails
 	err      error
 }
@@ -41,11 +43,11 @@ type schemaJSON struct {
 // schema writes s, through MarshalJSON when node cannot; false when
 // neither could (no fallback, or MarshalJSON's error in err).
 func (w *schemaJSON) schema(s *spec.Schema) bool {
-	start := len(w.buf)
+	start := len(w.Buf)
 	if w.node(s) {
 		return true
 	}
-	w.buf = w.buf[:start]
+	w.Buf = w.Buf[:start]
 	if !w.fallback || w.err != nil {
 		return false
 	}
@@ -54,18 +56,18 @@ func (w *schemaJSON) schema(s *spec.Schema) bool {
 		w.err = err
 		return false
 	}
-	w.buf = append(w.buf, data...)
+	w.Buf = append(w.Buf, data...)
 	return true
 }
 
-// node writes s; false (with w.buf in an unspecified state past where it
+// node writes s; false (with w.Buf in an unspecified state past where it
 // started) when something in s is not written here, or a child failed.
 func (w *schemaJSON) node(s *spec.Schema) bool {
 	if len(s.PatternProperties) > 0 || len(s.Dependencies) > 0 || s.AdditionalItems != nil ||
 		len(s.Definitions) > 0 || len(s.ExtraProps) > 0 {
 		return false
 	}
-	w.buf = append(w.buf, '{')
+	w.Buf = append(w.Buf, '{')
 	if s.ID != "" && !w.stringMember("id", s.ID) {
 		return false
 	}
@@ -75,7 +77,7 @@ func (w *schemaJSON) node(s *spec.Schema) bool {
 	if s.Type != nil {
 		// StringOrArray has only a legacy MarshalJSON (encoding/json):
 		// written here when that and go-json-experiment agree.
-		w.key("type")
+		w.Key("type")
 		switch len(s.Type) {
 		case 0:
 			return false
@@ -84,19 +86,19 @@ func (w *schemaJSON) node(s *spec.Schema) bool {
 				return false
 			}
 		default:
-			w.buf = append(w.buf, '[')
+			w.Buf = append(w.Buf, '[')
 			for i, t := range s.Type {
 				if i > 0 {
-					w.buf = append(w.buf, ',')
+					w.Buf = append(w.Buf, ',')
 				}
 				if !w.plain(t) {
 					return false
 				}
 			}
-			w.buf = append(w.buf, ']')
+			w.Buf = append(w.Buf, ']')
 		}
 	}
-	w.boolean("nullable", s.Nullable)
+	w.Bool("nullable", s.Nullable)
 	if s.Format != "" && !w.stringMember("format", s.Format) {
 		return false
 	}
@@ -104,7 +106,7 @@ func (w *schemaJSON) node(s *spec.Schema) bool {
 		return false
 	}
 	if s.Default != nil { // omitzero
-		w.key("default")
+		w.Key("default")
 		if !w.value(s.Default) {
 			return false
 		}
@@ -112,35 +114,35 @@ func (w *schemaJSON) node(s *spec.Schema) bool {
 	if !w.float("maximum", s.Maximum) {
 		return false
 	}
-	w.boolean("exclusiveMaximum", s.ExclusiveMaximum)
+	w.Bool("exclusiveMaximum", s.ExclusiveMaximum)
 	if !w.float("minimum", s.Minimum) {
 		return false
 	}
-	w.boolean("exclusiveMinimum", s.ExclusiveMinimum)
-	w.integer("maxLength", s.MaxLength)
-	w.integer("minLength", s.MinLength)
+	w.Bool("exclusiveMinimum", s.ExclusiveMinimum)
+	w.Int("maxLength", s.MaxLength)
+	w.Int("minLength", s.MinLength)
 	if s.Pattern != "" && !w.stringMember("pattern", s.Pattern) {
 		return false
 	}
-	w.integer("maxItems", s.MaxItems)
-	w.integer("minItems", s.MinItems)
-	w.boolean("uniqueItems", s.UniqueItems)
+	w.Int("maxItems", s.MaxItems)
+	w.Int("minItems", s.MinItems)
+	w.Bool("uniqueItems", s.UniqueItems)
 	if !w.float("multipleOf", s.MultipleOf) {
 		return false
 	}
 	if len(s.Enum) > 0 { // omitempty
-		w.key("enum")
+		w.Key("enum")
 		if !w.value(s.Enum) {
 			return false
 		}
 	}
-	w.integer("maxProperties", s.MaxProperties)
-	w.integer("minProperties", s.MinProperties)
+	w.Int("maxProperties", s.MaxProperties)
+	w.Int("minProperties", s.MinProperties)
 	if len(s.Required) > 0 && !w.strings("required", s.Required) {
 		return false
 	}
 	if items := s.Items; items != nil { // omitzero
-		w.key("items")
+		w.Key("items")
 		switch {
 		case items.Schemas != nil:
 			if !w.schemas(items.Schemas) {
@@ -151,7 +153,7 @@ func (w *schemaJSON) node(s *spec.Schema) bool {
 				return false
 			}
 		default:
-			w.buf = append(w.buf, "null"...)
+			w.Buf = append(w.Buf, "null"...)
 		}
 	}
 	for _, list := range [...]struct {
@@ -159,14 +161,14 @@ func (w *schemaJSON) node(s *spec.Schema) bool {
 		schemas []spec.Schema
 	}{{"allOf", s.AllOf}, {"oneOf", s.OneOf}, {"anyOf", s.AnyOf}} {
 		if len(list.schemas) > 0 { // omitempty
-			w.key(list.name)
+			w.Key(list.name)
 			if !w.schemas(list.schemas) {
 				return false
 			}
 		}
 	}
 	if s.Not != nil {
-		w.key("not")
+		w.Key("not")
 		if !w.schema(s.Not) {
 			return false
 		}
@@ -175,44 +177,44 @@ func (w *schemaJSON) node(s *spec.Schema) bool {
 		return false
 	}
 	if ap := s.AdditionalProperties; ap != nil {
-		w.key("additionalProperties")
+		w.Key("additionalProperties")
 		switch {
 		case ap.Schema != nil:
 			if !w.schema(ap.Schema) {
 				return false
 			}
 		case ap.Allows:
-			w.buf = append(w.buf, "true"...)
+			w.Buf = append(w.Buf, "true"...)
 		default:
-			w.buf = append(w.buf, "false"...)
+			w.Buf = append(w.Buf, "false"...)
 		}
 	}
 	if s.Discriminator != "" && !w.stringMember("discriminator", s.Discriminator) {
 		return false
 	}
-	w.boolean("readOnly", s.ReadOnly)
+	w.Bool("readOnly", s.ReadOnly)
 	if docs := s.ExternalDocs; docs != nil {
-		w.key("externalDocs")
-		w.buf = append(w.buf, '{')
+		w.Key("externalDocs")
+		w.Buf = append(w.Buf, '{')
 		if docs.Description != "" && !w.stringMember("description", docs.Description) {
 			return false
 		}
 		if docs.URL != "" && !w.stringMember("url", docs.URL) {
 			return false
 		}
-		w.buf = append(w.buf, '}')
+		w.Buf = append(w.Buf, '}')
 	}
 	if s.Example != nil {
 		// omitempty: left out when it encodes as null, "", {} or [].
-		mark := len(w.buf)
-		w.key("example")
-		valueStart := len(w.buf)
+		mark := len(w.Buf)
+		w.Key("example")
+		valueStart := len(w.Buf)
 		if !w.value(s.Example) {
 			return false
 		}
-		switch string(w.buf[valueStart:]) {
+		switch string(w.Buf[valueStart:]) {
 		case "null", `""`, "{}", "[]":
-			w.buf = w.buf[:mark]
+			w.Buf = w.Buf[:mark]
 		}
 	}
 	if s.Schema != "" && !w.stringMember("$schema", string(s.Schema)) {
@@ -224,21 +226,21 @@ func (w *schemaJSON) node(s *spec.Schema) bool {
 	if !w.extensions(s.Extensions) {
 		return false
 	}
-	w.buf = append(w.buf, '}')
+	w.Buf = append(w.Buf, '}')
 	return true
 }
 
 func (w *schemaJSON) schemas(schemas []spec.Schema) bool {
-	w.buf = append(w.buf, '[')
+	w.Buf = append(w.Buf, '[')
 	for i := range schemas {
 		if i > 0 {
-			w.buf = append(w.buf, ',')
+			w.Buf = append(w.Buf, ',')
 		}
 		if !w.schema(&schemas[i]) {
 			return false
 		}
 	}
-	w.buf = append(w.buf, ']')
+	w.Buf = append(w.Buf, ']')
 	return true
 }
 
@@ -251,24 +253,24 @@ func (w *schemaJSON) properties(properties map[string]spec.Schema) bool {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	w.key("properties")
-	w.buf = append(w.buf, '{')
+	w.Key("properties")
+	w.Buf = append(w.Buf, '{')
 	// Map values are not addressable: each is copied into one variable.
 	var property spec.Schema
 	for i, name := range names {
 		if i > 0 {
-			w.buf = append(w.buf, ',')
+			w.Buf = append(w.Buf, ',')
 		}
 		if !w.quote(name) {
 			return false
 		}
-		w.buf = append(w.buf, ':')
+		w.Buf = append(w.Buf, ':')
 		property = properties[name]
 		if !w.schema(&property) {
 			return false
 		}
 	}
-	w.buf = append(w.buf, '}')
+	w.Buf = append(w.Buf, '}')
 	return true
 }
 
@@ -287,13 +289,13 @@ func (w *schemaJSON) extensions(extensions spec.Extensions) bool {
 	}
 	slices.Sort(keys)
 	for _, key := range keys {
-		if w.buf[len(w.buf)-1] != '{' {
-			w.buf = append(w.buf, ',')
+		if w.Buf[len(w.Buf)-1] != '{' {
+			w.Buf = append(w.Buf, ',')
 		}
 		if !w.quote(key) {
 			return false
 		}
-		w.buf = append(w.buf, ':')
+		w.Buf = append(w.Buf, ':')
 		if !w.value(extensions[key]) {
 			return false
 		}
@@ -306,50 +308,50 @@ func (w *schemaJSON) extensions(extensions spec.Extensions) bool {
 func (w *schemaJSON) value(value any) bool {
 	switch value := value.(type) {
 	case nil:
-		w.buf = append(w.buf, "null"...)
+		w.Buf = append(w.Buf, "null"...)
 	case bool:
-		w.buf = strconv.AppendBool(w.buf, value)
+		w.Buf = strconv.AppendBool(w.Buf, value)
 	case string:
 		return w.quote(value)
 	case int:
-		w.buf = strconv.AppendInt(w.buf, int64(value), 10)
+		w.Buf = strconv.AppendInt(w.Buf, int64(value), 10)
 	case int32:
-		w.buf = strconv.AppendInt(w.buf, int64(value), 10)
+		w.Buf = strconv.AppendInt(w.Buf, int64(value), 10)
 	case int64:
-		w.buf = strconv.AppendInt(w.buf, value, 10)
+		w.Buf = strconv.AppendInt(w.Buf, value, 10)
 	case float64:
 		if !finite(value) {
 			return false
 		}
-		w.buf = appendFloat(w.buf, value)
+		w.Buf = jsonw.AppendFloat(w.Buf, value)
 	case []any:
 		if value == nil {
 			return false
 		}
-		w.buf = append(w.buf, '[')
+		w.Buf = append(w.Buf, '[')
 		for i, item := range value {
 			if i > 0 {
-				w.buf = append(w.buf, ',')
+				w.Buf = append(w.Buf, ',')
 			}
 			if !w.value(item) {
 				return false
 			}
 		}
-		w.buf = append(w.buf, ']')
+		w.Buf = append(w.Buf, ']')
 	case []string:
 		if value == nil {
 			return false
 		}
-		w.buf = append(w.buf, '[')
+		w.Buf = append(w.Buf, '[')
 		for i, item := range value {
 			if i > 0 {
-				w.buf = append(w.buf, ',')
+				w.Buf = append(w.Buf, ',')
 			}
 			if !w.quote(item) {
 				return false
 			}
 		}
-		w.buf = append(w.buf, ']')
+		w.Buf = append(w.Buf, ']')
 	case map[string]any:
 		if value == nil {
 			return false
@@ -360,20 +362,20 @@ func (w *schemaJSON) value(value any) bool {
 			keys = append(keys, key)
 		}
 		slices.Sort(keys)
-		w.buf = append(w.buf, '{')
+		w.Buf = append(w.Buf, '{')
 		for i, key := range keys {
 			if i > 0 {
-				w.buf = append(w.buf, ',')
+				w.Buf = append(w.Buf, ',')
 			}
 			if !w.quote(key) {
 				return false
 			}
-			w.buf = append(w.buf, ':')
+			w.Buf = append(w.Buf, ':')
 			if !w.value(value[key]) {
 				return false
 			}
 		}
-		w.buf = append(w.buf, '}')
+		w.Buf = append(w.Buf, '}')
 	default:
 		return w.namedScalar(value)
 	}
@@ -392,57 +394,33 @@ func (w *schemaJSON) namedScalar(value any) bool {
 	case reflect.String:
 		return w.quote(v.String())
 	case reflect.Bool:
-		w.buf = strconv.AppendBool(w.buf, v.Bool())
+		w.Buf = strconv.AppendBool(w.Buf, v.Bool())
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		w.buf = strconv.AppendInt(w.buf, v.Int(), 10)
+		w.Buf = strconv.AppendInt(w.Buf, v.Int(), 10)
 	default:
 		return false
 	}
 	return true
 }
 
-// key starts a member of the object being written.
-func (w *schemaJSON) key(name string) {
-	if w.buf[len(w.buf)-1] != '{' {
-		w.buf = append(w.buf, ',')
-	}
-	w.buf = append(w.buf, '"')
-	w.buf = append(w.buf, name...)
-	w.buf = append(w.buf, '"', ':')
-}
-
 func (w *schemaJSON) stringMember(name, value string) bool {
-	w.key(name)
+	w.Key(name)
 	return w.quote(value)
 }
 
 func (w *schemaJSON) strings(name string, values []string) bool {
-	w.key(name)
-	w.buf = append(w.buf, '[')
+	w.Key(name)
+	w.Buf = append(w.Buf, '[')
 	for i, value := range values {
 		if i > 0 {
-			w.buf = append(w.buf, ',')
+			w.Buf = append(w.Buf, ',')
 		}
 		if !w.quote(value) {
 			return false
 		}
 	}
-	w.buf = append(w.buf, ']')
+	w.Buf = append(w.Buf, ']')
 	return true
-}
-
-func (w *schemaJSON) boolean(name string, value bool) {
-	if value { // omitzero
-		w.key(name)
-		w.buf = append(w.buf, "true"...)
-	}
-}
-
-func (w *schemaJSON) integer(name string, value *int64) {
-	if value != nil {
-		w.key(name)
-		w.buf = strconv.AppendInt(w.buf, *value, 10)
-	}
 }
 
 func (w *schemaJSON) float(name string, value *float64) bool {
@@ -452,8 +430,8 @@ func (w *schemaJSON) float(name string, value *float64) bool {
 	if !finite(*value) {
 		return false
 	}
-	w.key(name)
-	w.buf = appendFloat(w.buf, *value)
+	w.Key(name)
+	w.Buf = jsonw.AppendFloat(w.Buf, *value)
 	return true
 }
 
@@ -461,7 +439,7 @@ func (w *schemaJSON) float(name string, value *float64) bool {
 // unescaped.
 func (w *schemaJSON) plain(s string) bool {
 	var ok bool
-	w.buf, ok = appendPlainString(w.buf, s)
+	w.Buf, ok = appendPlainString(w.Buf, s)
 	return ok
 }
 
@@ -470,7 +448,7 @@ func (w *schemaJSON) plain(s string) bool {
 // (invalid UTF-8, U+2028 and U+2029, DEL, control characters without a
 // short escape) is left to MarshalJSON.
 func (w *schemaJSON) quote(s string) bool {
-	w.buf = append(w.buf, '"')
+	w.Buf = append(w.Buf, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -486,24 +464,24 @@ func (w *schemaJSON) quote(s string) bool {
 			i++
 			continue
 		}
-		w.buf = append(w.buf, s[start:i]...)
+		w.Buf = append(w.Buf, s[start:i]...)
 		switch c {
 		case '"', '\\':
-			w.buf = append(w.buf, '\\', c)
+			w.Buf = append(w.Buf, '\\', c)
 		case '\n':
-			w.buf = append(w.buf, `\n`...)
+			w.Buf = append(w.Buf, `\n`...)
 		case '\r':
-			w.buf = append(w.buf, `\r`...)
+			w.Buf = append(w.Buf, `\r`...)
 		case '\t':
-			w.buf = append(w.buf, `\t`...)
+			w.Buf = append(w.Buf, `\t`...)
 		default:
 			return false
 		}
 		i++
 		start = i
 	}
-	w.buf = append(w.buf, s[start:]...)
-	w.buf = append(w.buf, '"')
+	w.Buf = append(w.Buf, s[start:]...)
+	w.Buf = append(w.Buf, '"')
 	return true
 }
 
@@ -511,20 +489,4 @@ func (w *schemaJSON) quote(s string) bool {
 // -0 (not worth checking how it writes that).
 func finite(f float64) bool {
 	return !math.IsNaN(f) && !math.IsInf(f, 0) && !(f == 0 && math.Signbit(f))
-}
-
-// appendFloat formats as go-json-experiment (and ES6) do.
-func appendFloat(dst []byte, f float64) []byte {
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	dst = strconv.AppendFloat(dst, f, format, -1, 64)
-	if format == 'e' { // e-07 -> e-7
-		if n := len(dst); n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
-			dst[n-2] = dst[n-1]
-			dst = dst[:n-1]
-		}
-	}
-	return dst
 }
