@@ -26,7 +26,8 @@ type burstReleaser struct {
 
 const (
 	// quietAllocRate: below this many bytes allocated a second the
-	// process counts as quiet (idle controllers allocate well under it).
+	// process counts as quiet at least (idle controllers allocate well
+	// under it); quietRate raises it after a large burst.
 	quietAllocRate = 4 << 20
 	// releaseAbove: release only when more than this much heap above the
 	// live heap is held.

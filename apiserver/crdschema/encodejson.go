@@ -3,6 +3,7 @@ package crdschema
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -192,7 +193,7 @@ func (w *jsonWriter) schema(s *apiextensionsv1.JSONSchemaProps) {
 	if len(s.Dependencies) > 0 {
 		w.Key("dependencies")
 		w.Buf = append(w.Buf, '{')
-		for i, name := range sortedKeys(s.Dependencies) {
+		for i, name := range slices.Sorted(maps.Keys(s.Dependencies)) {
 			if i > 0 {
 				w.Buf = append(w.Buf, ',')
 			}
@@ -290,7 +291,7 @@ func (w *jsonWriter) schemaMap(name string, m map[string]apiextensionsv1.JSONSch
 	}
 	w.Key(name)
 	w.Buf = append(w.Buf, '{')
-	for i, k := range sortedKeys(m) {
+	for i, k := range slices.Sorted(maps.Keys(m)) {
 		if i > 0 {
 			w.Buf = append(w.Buf, ',')
 		}
@@ -300,15 +301,6 @@ func (w *jsonWriter) schemaMap(name string, m map[string]apiextensionsv1.JSONSch
 		w.schema(&v)
 	}
 	w.Buf = append(w.Buf, '}')
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func (w *jsonWriter) str(name, value string) {
@@ -370,10 +362,9 @@ func (w *jsonWriter) rawJSON(j *apiextensionsv1.JSON) {
 		w.ok = false
 		return
 	}
-	compact := bytes.Clone(w.scratch.Bytes())
-	w.scratch.Reset()
-	json.HTMLEscape(&w.scratch, compact)
-	w.Buf = append(w.Buf, w.scratch.Bytes()...)
+	out := bytes.NewBuffer(w.Buf) // appends to what is written so far
+	json.HTMLEscape(out, w.scratch.Bytes())
+	w.Buf = out.Bytes()
 }
 
 // needsCompacting: raw holds whitespace, <, >, & or a byte that may start

@@ -117,15 +117,11 @@ func (h *handler) writeObject(w http.ResponseWriter, r *http.Request, code int, 
 	if mc.info.PrettySerializer != nil && prettyPrint(r) {
 		serializer = mc.info.PrettySerializer
 	}
-	if h.opts.AppendJSON != nil && serializer == h.jsonInfo.Serializer {
-		if data, ok := h.opts.AppendJSON(buf.AvailableBuffer(), obj); ok {
-			buf.Write(data)
-			buf.WriteByte('\n')
-			writeBody(w, r, code, mc.info.MediaType, buf.Bytes())
-			return
-		}
+	var err error
+	if !h.appendJSON(buf, serializer, obj) {
+		err = serializer.Encode(obj, buf)
 	}
-	if err := serializer.Encode(obj, buf); err != nil {
+	if err != nil {
 		if code >= 400 {
 			// Encoding the error itself failed: plain text is all that is left.
 			http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -135,6 +131,21 @@ func (h *handler) writeObject(w http.ResponseWriter, r *http.Request, code int, 
 		return
 	}
 	writeBody(w, r, code, mc.info.MediaType, buf.Bytes())
+}
+
+// appendJSON writes obj with Options.AppendJSON when the response is
+// compact JSON and it takes obj, as the JSON serializer would (newline
+// included); false leaves buf empty for the serializer.
+func (h *handler) appendJSON(buf *bytes.Buffer, serializer runtime.Serializer, obj runtime.Object) bool {
+	if h.opts.AppendJSON == nil || serializer != h.jsonInfo.Serializer {
+		return false
+	}
+	data, ok := h.opts.AppendJSON(buf.AvailableBuffer(), obj)
+	if ok {
+		buf.Write(data)
+		buf.WriteByte('\n')
+	}
+	return ok
 }
 
 // prettyPrint is kube's rule for indented JSON: ?pretty=true (or false to
