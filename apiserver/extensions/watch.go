@@ -19,10 +19,15 @@ func (s *versionStorage) Watch(ctx context.Context, key string, opts storage.Lis
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	w := &convertingWatch{under: under, result: make(chan watch.Event), cancel: cancel}
+	w := &convertingWatch{under: under, result: make(chan watch.Event, convertedBuffer), cancel: cancel}
 	go w.run(ctx, s)
 	return w, nil
 }
+
+// convertedBuffer lets converted events queue for the client: the watch
+// handler flushes once none are waiting, so a busy watch sends several
+// events in one write instead of one write each.
+const convertedBuffer = 64
 
 type convertingWatch struct {
 	under    watch.Interface

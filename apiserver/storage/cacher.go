@@ -1066,7 +1066,6 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts ListOptions) (watch
 		pred:      pred,
 		bookmarks: opts.ProgressNotify,
 		input:     make(chan watch.Event, c.opts.WatcherBufferSize),
-		result:    make(chan watch.Event),
 	}
 
 	c.mu.Lock()
@@ -1103,9 +1102,26 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts ListOptions) (watch
 			}
 		}
 	}
+	// Most watches start with no or few initial events: those go straight
+	// into the buffer and the client reads the buffer itself, with no relay
+	// goroutine in between, and the handler sees what is queued (it flushes
+	// once it has caught up). A long initial list is relayed, so the buffer
+	// stays its size.
+	relay := len(initial) > cap(w.input)/2
+	if relay {
+		w.result = make(chan watch.Event, cap(w.input))
+	} else {
+		for _, ev := range initial {
+			w.input <- ev
+		}
+		w.result = w.input
+		context.AfterFunc(watchCtx, w.Stop) // what run does for a relayed one
+	}
 	c.watchers[w] = struct{}{}
 	c.mu.Unlock()
-	go w.run(initial)
+	if relay {
+		go w.run(initial)
+	}
 	return w, nil
 }
 
@@ -1132,7 +1148,9 @@ type cacheWatcher struct {
 	pred      SelectionPredicate
 	bookmarks bool
 	// input is written and closed only under cacher.mu.
-	input    chan watch.Event
+	input chan watch.Event
+	// result is input itself, or fed from it by run after a long initial
+	// list.
 	result   chan watch.Event
 	stopOnce sync.Once
 }

@@ -385,6 +385,12 @@ func TestCacherSurvivesCompaction(t *testing.T) {
 	for i := range 3 {
 		expectEvent(t, w, watch.Added, "cm-0000"+strconv.Itoa(i))
 	}
+	// An event through the watch shows the shared etcd watch has caught up:
+	// one just started from a past revision is compacted along with it.
+	if err := cacher.Create(ctx, objectKey(cfg, "ns", "before"), newConfigMap("ns", "before", nil), nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	expectEvent(t, w, watch.Added, "before")
 	if _, err := CompactNow(ctx, testClient); err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +403,8 @@ func TestCacherSurvivesCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fresh.Stop()
-	expectEvent(t, fresh, watch.Added, "after") // key order: "after" < "cm-..."
+	expectEvent(t, fresh, watch.Added, "after") // key order: "after" < "before" < "cm-..."
+	expectEvent(t, fresh, watch.Added, "before")
 	for i := range 3 {
 		expectEvent(t, fresh, watch.Added, "cm-0000"+strconv.Itoa(i))
 	}
@@ -415,7 +422,7 @@ func TestCacherSurvivesCompaction(t *testing.T) {
 		t.Fatal("watcher still open after relist")
 	}
 	list := &corev1.ConfigMapList{}
-	if err := cacher.GetList(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true}, list); err != nil || len(list.Items) != 4 {
+	if err := cacher.GetList(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true}, list); err != nil || len(list.Items) != 5 {
 		t.Fatalf("list after relist: %d items, %v", len(list.Items), err)
 	}
 }
@@ -782,5 +789,74 @@ func TestCachedItemJSONWithoutKind(t *testing.T) {
 	}
 	if cm.Kind != "ConfigMap" || cm.APIVersion != "v1" {
 		t.Fatalf("the cached object was written to: %+v", cm.TypeMeta)
+	}
+}
+
+// A watch's events wait in a buffer the client reads itself (so the watch
+// handler can see how many are queued and flush once it has caught up);
+// one that starts with more initial events than half that buffer has them
+// relayed. Either way the initial events come first, and ending the
+// watch's context, without Stop, unregisters it and closes its channel.
+func TestCacherWatchDelivery(t *testing.T) {
+	cfg := testConfig(t)
+	createConfigMaps(t, NewStore(testClient, cfg), cfg, "ns", 3, nil)
+	cacher := newReadyTestCacher(t, cfg, CacherOptions{WatcherBufferSize: 4})
+	for _, tc := range []struct {
+		name    string
+		initial bool
+		relayed bool
+	}{{"no initial events", false, false}, {"initial events relayed", true, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(testContext(t))
+			defer cancel()
+			opts := ListOptions{Recursive: true, SendInitialEvents: &tc.initial,
+				ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan}
+			before := cacher.WatcherCount()
+			w, err := cacher.Watch(ctx, cfg.ResourcePrefix, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cacher.WatcherCount() != before+1 {
+				t.Fatalf("WatcherCount = %d, want %d", cacher.WatcherCount(), before+1)
+			}
+			if tc.initial {
+				for i := range 3 {
+					expectEvent(t, w, watch.Added, "cm-0000"+strconv.Itoa(i))
+				}
+				if ev := nextEvent(t, w); ev.Type != watch.Bookmark {
+					t.Fatalf("got %s, want the initial-events-end bookmark", ev.Type)
+				}
+			}
+			name := "live-" + strconv.FormatBool(tc.relayed)
+			updateData(t, cacher, objectKey(cfg, "ns", "cm-00000"), name)
+			rev, err := cacher.CurrentRevision(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cacher.waitForRevision(ctx, rev); err != nil {
+				t.Fatal(err)
+			}
+			if !tc.relayed {
+				if n := len(w.ResultChan()); n != 1 {
+					t.Fatalf("%d events queued in the result channel, want the 1 waiting", n)
+				}
+			}
+			cm := expectEvent(t, w, watch.Modified, "cm-00000")
+			if cm.Data["v"] != name {
+				t.Fatalf("data = %v, want %q", cm.Data, name)
+			}
+			cancel()
+			select {
+			case _, open := <-w.ResultChan():
+				if open {
+					t.Fatal("event after the context ended")
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("watch not closed when its context ended")
+			}
+			if n := cacher.WatcherCount(); n != before {
+				t.Fatalf("WatcherCount = %d after the context ended, want %d", n, before)
+			}
+		})
 	}
 }
