@@ -51,28 +51,135 @@ func (h *handler) watch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		flusher.Flush()
 	}
 	firstTable := true
+	fl := watchFlusher{flusher: flusher}
+	defer fl.stop()
+	events := watcher.ResultChan()
 	for {
+		// While a flush is deferred the loop waits for it, not for events:
+		// they queue in the channel and go out together.
 		select {
 		case <-ctx.Done():
 			return
-		case ev, ok := <-watcher.ResultChan():
+		case <-fl.due():
+		case ev, ok := <-fl.events(events):
 			if !ok {
+				fl.flush()
 				return
 			}
-			frame, ok := h.encodeEvent(ctx, r, ev, sc, mc, stream, &firstTable)
-			if !ok {
+			if !h.writeEvent(ctx, w, r, ev, sc, mc, stream, &firstTable) {
 				return
-			}
-			if _, err := w.Write(frame); err != nil {
-				return
-			}
-			// Flush when caught up: events already waiting go out in the
-			// same write, which under load saves a TLS record and an
-			// HTTP/2 frame per event per watcher.
-			if flusher != nil && len(watcher.ResultChan()) == 0 {
-				flusher.Flush()
 			}
 		}
+		// Events already waiting go out in the same write, which under load
+		// saves a TLS record and an HTTP/2 frame per event per watcher.
+		for len(events) > 0 {
+			ev, ok := <-events
+			if !ok {
+				fl.flush()
+				return
+			}
+			if !h.writeEvent(ctx, w, r, ev, sc, mc, stream, &firstTable) {
+				return
+			}
+		}
+		fl.caughtUp(time.Now())
+	}
+}
+
+func (h *handler) writeEvent(ctx context.Context, w http.ResponseWriter, r *http.Request, ev watch.Event, sc *scope, mc mediaChoice, stream *runtime.StreamSerializerInfo, firstTable *bool) bool {
+	frame, ok := h.encodeEvent(ctx, r, ev, sc, mc, stream, firstTable)
+	if !ok {
+		return false
+	}
+	_, err := w.Write(frame)
+	return err == nil
+}
+
+// A watch that streams events faster than busyFlushes a
+// flushBucket flushes at most once a flushWindow: with a thousand
+// watches of a busy resource, a flush (an HTTP/2 frame, a TLS record, a
+// wake-up of the connection's writer) per event per watch is most of the
+// server's work, while the client gets the same bytes a few milliseconds
+// later. A watch with fewer events flushes each as soon as it is written.
+const (
+	flushBucket = 100 * time.Millisecond
+	busyFlushes = 10
+	flushWindow = 10 * time.Millisecond
+)
+
+// watchFlusher decides when a watch's written events are flushed.
+type watchFlusher struct {
+	flusher http.Flusher
+	pending bool // written, not yet flushed
+	// last is the last flush; bucket the start of the current flushBucket,
+	// counted its flushes, busy whether the one before had busyFlushes.
+	last, bucket time.Time
+	counted      int
+	busy         bool
+	timer        *time.Timer
+	deferred     bool // timer armed for the pending flush
+}
+
+// events is ch, or nil while a flush is deferred (so the caller waits for
+// that instead).
+func (f *watchFlusher) events(ch <-chan watch.Event) <-chan watch.Event {
+	if f.deferred {
+		return nil
+	}
+	return ch
+}
+
+// due fires when a deferred flush is due.
+func (f *watchFlusher) due() <-chan time.Time {
+	if !f.deferred {
+		return nil
+	}
+	return f.timer.C
+}
+
+// caughtUp is called with every waiting event written: it flushes now, or
+// arms the timer for a busy watch that flushed less than flushWindow ago.
+func (f *watchFlusher) caughtUp(now time.Time) {
+	f.pending = true
+	if f.deferred {
+		f.deferred = false // the timer fired
+	}
+	if f.busy {
+		if wait := flushWindow - now.Sub(f.last); wait > 0 {
+			if f.timer == nil {
+				f.timer = time.NewTimer(wait)
+			} else {
+				f.timer.Reset(wait)
+			}
+			f.deferred = true
+			return
+		}
+	}
+	f.flush()
+	f.last = now
+	if now.Sub(f.bucket) >= flushBucket {
+		// A busy watch flushes about flushBucket/flushWindow times a
+		// bucket, fewer than busyFlushes: it stays busy above half that.
+		threshold := busyFlushes
+		if f.busy {
+			threshold = busyFlushes / 2
+		}
+		f.busy = f.counted >= threshold && now.Sub(f.bucket) < 2*flushBucket
+		f.bucket, f.counted = now, 0
+	}
+	f.counted++
+}
+
+func (f *watchFlusher) flush() {
+	if f.pending && f.flusher != nil {
+		f.flusher.Flush()
+	}
+	f.pending = false
+}
+
+func (f *watchFlusher) stop() {
+	if f.timer != nil {
+		f.timer.Stop()
 	}
 }
 
