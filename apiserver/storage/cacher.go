@@ -383,6 +383,11 @@ func (c *Cacher) Get(ctx context.Context, key string, opts GetOptions, out runti
 func (c *Cacher) GetList(ctx context.Context, key string, opts ListOptions, listObj runtime.Object) error {
 	pred := opts.Predicate
 	if pred.Limit > 0 || pred.Continue != "" || opts.ResourceVersionMatch == metav1.ResourceVersionMatchExact {
+		// Pages are read from etcd at the list's revision, bounded by
+		// this cache's keys.
+		if c.isReady() {
+			opts.keys = c
+		}
 		return c.store.GetList(ctx, key, opts, listObj)
 	}
 	minRev, err := parseResourceVersion(opts.ResourceVersion)
@@ -439,6 +444,36 @@ func (c *Cacher) GetList(ctx context.Context, key string, opts ListOptions, list
 	listAcc.SetContinue("")
 	listAcc.SetRemainingItemCount(nil)
 	return nil
+}
+
+func (c *Cacher) isReady() bool {
+	select {
+	case <-c.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// pageEnd implements keyIndex.
+func (c *Cacher) pageEnd(start, end string, n int64) string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	i := sort.SearchStrings(c.keys, start) + int(n)
+	if i >= len(c.keys) || c.keys[i] >= end {
+		return ""
+	}
+	return c.keys[i]
+}
+
+// keysIn implements keyIndex.
+func (c *Cacher) keysIn(ctx context.Context, rev int64, start, end string) int64 {
+	if c.waitForRevision(ctx, rev) != nil {
+		return -1
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return int64(sort.SearchStrings(c.keys, end) - sort.SearchStrings(c.keys, start))
 }
 
 // jsonItems returns the JSON of each of selected, or nil when the JSON

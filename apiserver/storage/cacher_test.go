@@ -860,3 +860,88 @@ func TestCacherWatchDelivery(t *testing.T) {
 		})
 	}
 }
+
+// Pages of a list through the cache read etcd at the list's revision in
+// ranges bounded by the cache's keys. When keys are created and deleted
+// between pages, so that the cache's keys are no longer the revision's,
+// the pages still hold exactly what the Store's unbounded reads give at
+// that revision, with a continue token exactly while more remain.
+func TestCacherPagesReadTheListRevision(t *testing.T) {
+	ctx := testContext(t)
+	cfg := testConfig(t)
+	store := NewStore(testClient, cfg)
+	createConfigMaps(t, store, cfg, "ns", 40, nil)
+	cacher := newReadyTestCacher(t, cfg, CacherOptions{})
+	names := func(l *corev1.ConfigMapList) []string {
+		var out []string
+		for _, cm := range l.Items {
+			out = append(out, cm.Name)
+		}
+		return out
+	}
+	pages := func(s Interface, limit int64, between func(page int)) ([]string, []int64) {
+		var all []string
+		var remaining []int64
+		token := ""
+		for page := 0; ; page++ {
+			l := &corev1.ConfigMapList{}
+			if err := s.GetList(ctx, cfg.ResourcePrefix+"/ns", ListOptions{Recursive: true,
+				Predicate: SelectionPredicate{Limit: limit, Continue: token}}, l); err != nil {
+				t.Fatal(err)
+			}
+			if l.Continue != "" && int64(len(l.Items)) != limit {
+				t.Fatalf("page %d: %d items with a continue token, want %d", page, len(l.Items), limit)
+			}
+			all = append(all, names(l)...)
+			if l.RemainingItemCount != nil {
+				remaining = append(remaining, *l.RemainingItemCount)
+			}
+			if token = l.Continue; token == "" {
+				return all, remaining
+			}
+			if between != nil {
+				between(page)
+			}
+		}
+	}
+	want, _ := pages(store, 7, nil)
+	if len(want) != 40 {
+		t.Fatalf("store listed %d, want 40", len(want))
+	}
+	got, remaining := pages(cacher, 7, nil)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("cached pages %v, want %v", got, want)
+	}
+	// Quiet, the cache's keys are the revision's: remainingItemCount is exact.
+	if fmt.Sprint(remaining) != "[33 26 19 12 5]" {
+		t.Fatalf("remainingItemCount %v, want [33 26 19 12 5]", remaining)
+	}
+	// Between pages: ten new keys among the next page's, and the four
+	// keys after them deleted. The list keeps its revision's forty.
+	got, _ = pages(cacher, 7, func(page int) {
+		if page != 0 {
+			return
+		}
+		for i := range 10 {
+			if err := store.Create(ctx, objectKey(cfg, "ns", fmt.Sprintf("cm-00008-%d", i)), newConfigMap("ns", "x", nil), nil, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := 9; i < 13; i++ {
+			if err := store.Delete(ctx, objectKey(cfg, "ns", fmt.Sprintf("cm-%05d", i)), &corev1.ConfigMap{}, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cacher.waitConsistent(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("cached pages after changes %v, want %v", got, want)
+	}
+	// A page ending where the cache's keys end is the last, with no token.
+	got, _ = pages(cacher, 46, nil)
+	if len(got) != 46 {
+		t.Fatalf("one page of 46 listed %d", len(got))
+	}
+}

@@ -90,6 +90,24 @@ type ListOptions struct {
 	// current state as ADDED then a BOOKMARK annotated
 	// "k8s.io/initial-events-end": "true".
 	SendInitialEvents *bool
+
+	// keys, set by a Cacher handing a paged list to its Store, bounds
+	// each etcd read of the pages.
+	keys keyIndex
+}
+
+// keyIndex is a cache's sorted keys: close to those at the revision a
+// paged list reads, exactly those once it has caught up with it. etcd
+// counts every key of a range it reads, limit or not, so a page of 500
+// read to the end of a prefix of 100,000 keys visits them all; bounded
+// where the cache says the page ends, it visits about 500.
+type keyIndex interface {
+	// pageEnd is the key n keys after start (an exclusive range end), or
+	// "" when fewer than n keys follow start before end.
+	pageEnd(start, end string, n int64) string
+	// keysIn counts the keys in [start, end) once the cache has reached
+	// rev; -1 when it does not in time.
+	keysIn(ctx context.Context, rev int64, start, end string) int64
 }
 
 // SelectionPredicate selects objects by labels and fields, and pages.

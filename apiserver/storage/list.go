@@ -180,8 +180,9 @@ func (s *Store) GetList(ctx context.Context, key string, opts ListOptions, listO
 		keyPrefix += "/"
 	}
 	startKey := keyPrefix
+	prefixEnd := clientv3.GetPrefixRangeEnd(keyPrefix)
 	var readRev int64
-	readOpts := []clientv3.OpOption{clientv3.WithRange(clientv3.GetPrefixRangeEnd(keyPrefix))}
+	var readOpts []clientv3.OpOption
 	switch {
 	case pred.Continue != "":
 		if minRev > 0 {
@@ -204,16 +205,30 @@ func (s *Store) GetList(ctx context.Context, key string, opts ListOptions, listO
 	items := setter.items.Slice(0, 0)
 	var (
 		hasMore   bool
-		remaining int64
+		remaining int64 = -1 // unknown
 		nextKey   string
 	)
 	for {
-		pageOpts := readOpts
-		if fetch > 0 {
-			pageOpts = append(pageOpts[:len(pageOpts):len(pageOpts)], clientv3.WithLimit(fetch))
+		// A read ends at the prefix's end, or where the cache says fetch+1
+		// keys end: its More then tells whether the page is the last.
+		end := prefixEnd
+		if opts.keys != nil && fetch > 0 {
+			if e := opts.keys.pageEnd(startKey, prefixEnd, fetch+1); e != "" {
+				end = e
+			}
+		}
+		// With the page full, a read past a bounded range only asks
+		// whether anything is left.
+		probe := limit > 0 && int64(items.Len()) >= limit
+		pageOpts := append(readOpts[:len(readOpts):len(readOpts)], clientv3.WithRange(end))
+		switch {
+		case probe:
+			pageOpts = append(pageOpts, clientv3.WithLimit(1), clientv3.WithKeysOnly())
+		case fetch > 0:
+			pageOpts = append(pageOpts, clientv3.WithLimit(fetch))
 		}
 		if readRev > 0 {
-			pageOpts = append(pageOpts[:len(pageOpts):len(pageOpts)], clientv3.WithRev(readRev))
+			pageOpts = append(pageOpts, clientv3.WithRev(readRev))
 		}
 		resp, err := s.client.Get(ctx, startKey, pageOpts...)
 		if err != nil {
@@ -226,6 +241,17 @@ func (s *Store) GetList(ctx context.Context, key string, opts ListOptions, listO
 				return err
 			}
 		}
+		if probe {
+			if len(resp.Kvs) > 0 {
+				hasMore, nextKey = true, string(resp.Kvs[0].Key)
+				break
+			}
+			if end == prefixEnd {
+				break
+			}
+			startKey = end
+			continue
+		}
 		if items.Cap() == 0 && len(resp.Kvs) > 0 {
 			items = reflect.MakeSlice(setter.items.Type(), 0, len(resp.Kvs))
 		}
@@ -236,16 +262,25 @@ func (s *Store) GetList(ctx context.Context, key string, opts ListOptions, listO
 		if consumed < len(resp.Kvs) {
 			// Limit reached inside this page.
 			hasMore, nextKey = true, string(resp.Kvs[consumed].Key)
-			remaining = resp.Count - int64(consumed)
+			if end == prefixEnd {
+				remaining = resp.Count - int64(consumed)
+			}
 			break
 		}
 		if !resp.More || len(resp.Kvs) == 0 {
-			break
+			if end == prefixEnd {
+				break
+			}
+			// The cache's count ran ahead of this revision's keys: read on.
+			startKey = end
+			continue
 		}
 		lastKey := string(resp.Kvs[len(resp.Kvs)-1].Key)
 		if limit > 0 && int64(items.Len()) >= limit {
 			hasMore, nextKey = true, lastKey+"\x00"
-			remaining = resp.Count - int64(len(resp.Kvs))
+			if end == prefixEnd {
+				remaining = resp.Count - int64(len(resp.Kvs))
+			}
 			break
 		}
 		startKey = lastKey + "\x00"
@@ -256,6 +291,11 @@ func (s *Store) GetList(ctx context.Context, key string, opts ListOptions, listO
 				fetch = maxEtcdPage
 			}
 		}
+	}
+	if hasMore && remaining < 0 && opts.keys != nil {
+		// Bounded reads count only their range: remainingItemCount, an
+		// estimate by its definition, is the cache's.
+		remaining = opts.keys.keysIn(ctx, readRev, nextKey, prefixEnd)
 	}
 	setter.items.Set(items)
 	listAcc.SetResourceVersion(fmt.Sprint(readRev))
