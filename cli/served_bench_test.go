@@ -281,13 +281,18 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // peerConfig is the reference kube-apiserver's client config and the pids
 // of its processes (kube-apiserver and etcd), or nil when none answers.
+// peerDir is where ../shared/peer builds and runs the reference pair.
+func peerDir() string {
+	if dir := os.Getenv("PEER_DIR"); dir != "" {
+		return dir
+	}
+	cache, _ := os.UserCacheDir()
+	return filepath.Join(cache, "devplane-peer")
+}
+
 func peerConfig(b *testing.B) (*rest.Config, []int) {
 	b.Helper()
-	peerDir := os.Getenv("PEER_DIR")
-	if peerDir == "" {
-		cache, _ := os.UserCacheDir()
-		peerDir = filepath.Join(cache, "devplane-peer")
-	}
+	peerDir := peerDir()
 	path := os.Getenv("DEVPLANE_PEER_KUBECONFIG")
 	if path == "" {
 		path = filepath.Join(peerDir, "run", "kubeconfig")

@@ -9,8 +9,8 @@ package cli_test
 // ready, and a paginated list of 500. BenchmarkServedScaleWatchers: 1,000
 // watchers of one resource at 500 writes/s, event delivery latency and
 // dropped watchers. BenchmarkServedScaleNamespaceDeletion: 50 namespaces of
-// 200 objects deleted at once, until all are gone (devplane only: the
-// reference pair runs no namespace controller).
+// 200 objects deleted at once, until all are gone (kube's with its
+// kube-controller-manager's namespace and garbage collector controllers).
 
 import (
 	"bufio"
@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -295,56 +296,112 @@ func watchFanout(b *testing.B, server string, cfg *rest.Config, watchers, rate i
 }
 
 func BenchmarkServedScaleNamespaceDeletion(b *testing.B) {
-	const namespaces = 50
 	perNamespace := scaleCount(200)
 	for range b.N {
+		var results []*loadFigures
 		dir := filepath.Join(b.TempDir(), "data")
-		f := &loadFigures{server: "devplane"}
 		startReady(b, dir, func(int) {
-			cs := clientsetFor(b, devplaneConfig(b, dir))
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-			defer cancel()
-			names := make([]string, namespaces)
-			for i := range names {
-				names[i] = fmt.Sprintf("del-%d", i)
-				if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: names[i]}}, metav1.CreateOptions{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			// Half ConfigMaps, half Secrets owned by their namespace's first
-			// ConfigMap, so the garbage collector has dependents to follow.
-			parallel(b, ctx, namespaces*perNamespace, func(i int) error {
-				ns, j := names[i%namespaces], i/namespaces
-				if j%2 == 0 {
-					_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm-" + strconv.Itoa(j)}}, metav1.CreateOptions{})
-					return err
-				}
-				_, err := cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s-" + strconv.Itoa(j)}}, metav1.CreateOptions{})
-				return err
-			}, f, "fill create/s")
-			start := time.Now()
-			for _, ns := range names {
-				if err := cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			for {
-				left := 0
-				for _, ns := range names {
-					if _, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err == nil {
-						left++
-					}
-				}
-				if left == 0 {
-					break
-				}
-				if ctx.Err() != nil {
-					b.Fatalf("%d namespaces still there", left)
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
-			f.set(fmt.Sprintf("delete %d namespaces x %d objects, s", namespaces, perNamespace), time.Since(start).Seconds())
+			results = append(results, namespaceDeletion(b, "devplane", clientsetFor(b, devplaneConfig(b, dir)), perNamespace))
 		})
-		printFigures([]*loadFigures{f})
+		if cfg, _ := peerConfig(b); cfg != nil {
+			if stop := startPeerControllers(b); stop != nil {
+				results = append(results, namespaceDeletion(b, "kube", clientsetFor(b, cfg), perNamespace))
+				stop()
+			}
+		}
+		printFigures(results)
 	}
+}
+
+// startPeerControllers runs the reference pair's namespace and garbage
+// collector controllers (kube-controller-manager, from ../shared/peer's
+// build), which kube-apiserver alone does not have; nil when it is not
+// built.
+func startPeerControllers(b *testing.B) (stop func()) {
+	b.Helper()
+	kcm := filepath.Join(peerDir(), "bin", "kube-controller-manager")
+	if _, err := os.Stat(kcm); err != nil {
+		b.Logf("no %s: kube's namespace deletion not measured", kcm)
+		return nil
+	}
+	kubeconfig := filepath.Join(peerDir(), "run", "kubeconfig")
+	var out bytes.Buffer
+	cmd := exec.Command(kcm, "--kubeconfig", kubeconfig, "--authentication-kubeconfig", kubeconfig,
+		"--authorization-kubeconfig", kubeconfig, "--controllers=namespace-controller,garbage-collector-controller",
+		"--leader-elect=false", "--secure-port=0")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// Its informers and the collector's graph sync before it acts.
+	select {
+	case err := <-exited:
+		b.Fatalf("kube-controller-manager exited (%v):\n%s", err, out.String())
+	case <-time.After(10 * time.Second):
+	}
+	return func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+}
+
+// namespaceDeletion fills 50 namespaces with perNamespace objects each and
+// times their deletion until every one is gone.
+func namespaceDeletion(b *testing.B, server string, cs *kubernetes.Clientset, perNamespace int) *loadFigures {
+	b.Helper()
+	const namespaces = 50
+	f := &loadFigures{server: server}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	prefix := fmt.Sprintf("del-%d-", time.Now().UnixNano()%100000)
+	names := make([]string, namespaces)
+	owners := make([]metav1.OwnerReference, namespaces)
+	for i := range names {
+		names[i] = prefix + strconv.Itoa(i)
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: names[i]}}, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		owner, err := cs.CoreV1().ConfigMaps(names[i]).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm-0"}}, metav1.CreateOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		owners[i] = metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}
+	}
+	// Half ConfigMaps, half Secrets owned by their namespace's first
+	// ConfigMap, so the garbage collector has dependents to follow.
+	parallel(b, ctx, namespaces*(perNamespace-1), func(i int) error {
+		n, j := i%namespaces, i/namespaces+1
+		if j%2 == 0 {
+			_, err := cs.CoreV1().ConfigMaps(names[n]).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm-" + strconv.Itoa(j)}}, metav1.CreateOptions{})
+			return err
+		}
+		_, err := cs.CoreV1().Secrets(names[n]).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s-" + strconv.Itoa(j),
+			OwnerReferences: []metav1.OwnerReference{owners[n]}}}, metav1.CreateOptions{})
+		return err
+	}, f, "fill create/s")
+	start := time.Now()
+	for _, ns := range names {
+		if err := cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for {
+		left := 0
+		for _, ns := range names {
+			if _, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err == nil {
+				left++
+			}
+		}
+		if left == 0 {
+			break
+		}
+		if ctx.Err() != nil {
+			b.Fatalf("%s: %d namespaces still there", server, left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	f.set(fmt.Sprintf("delete %d namespaces x %d objects, s", namespaces, perNamespace), time.Since(start).Seconds())
+	return f
 }

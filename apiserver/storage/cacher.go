@@ -466,14 +466,31 @@ func (c *Cacher) pageEnd(start, end string, n int64) string {
 	return c.keys[i]
 }
 
-// keysIn implements keyIndex.
+// keysIn implements keyIndex: the cache's count, less the keys its ring
+// shows created since rev, plus those deleted since.
 func (c *Cacher) keysIn(ctx context.Context, rev int64, start, end string) int64 {
 	if c.waitForRevision(ctx, rev) != nil {
 		return -1
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return int64(sort.SearchStrings(c.keys, end) - sort.SearchStrings(c.keys, start))
+	if rev < c.ringFloor {
+		return -1 // changes since rev are no longer all in the ring
+	}
+	n := int64(sort.SearchStrings(c.keys, end) - sort.SearchStrings(c.keys, start))
+	for i := 0; i < c.ringLen; i++ {
+		ev := &c.ring[(c.ringHead+i)%len(c.ring)]
+		if ev.rev <= rev || ev.key < start || ev.key >= end {
+			continue
+		}
+		switch ev.typ {
+		case watch.Added:
+			n--
+		case watch.Deleted:
+			n++
+		}
+	}
+	return n
 }
 
 // jsonItems returns the JSON of each of selected, or nil when the JSON

@@ -916,32 +916,39 @@ func TestCacherPagesReadTheListRevision(t *testing.T) {
 	if fmt.Sprint(remaining) != "[33 26 19 12 5]" {
 		t.Fatalf("remainingItemCount %v, want [33 26 19 12 5]", remaining)
 	}
-	// Between pages: ten new keys among the next page's, and the four
-	// keys after them deleted. The list keeps its revision's forty.
-	got, _ = pages(cacher, 7, func(page int) {
-		if page != 0 {
-			return
-		}
-		for i := range 10 {
-			if err := store.Create(ctx, objectKey(cfg, "ns", fmt.Sprintf("cm-00008-%d", i)), newConfigMap("ns", "x", nil), nil, 0); err != nil {
+	// Between pages: ten new keys, among the next page's and later ones,
+	// and four keys deleted, two of each. The list keeps its revision's keys and
+	// counts: through a ring that holds every change since, and through
+	// one too small for that (etcd counts instead).
+	small := newReadyTestCacher(t, cfg, CacherOptions{EventRingSize: 4})
+	for round, c := range []*Cacher{cacher, small} {
+		want, wantRemaining := pages(store, 7, nil)
+		got, remaining := pages(c, 7, func(page int) {
+			if page != 0 {
+				return
+			}
+			for i := range 10 {
+				name := fmt.Sprintf("cm-%05d-%d-%d", []int{7 + 2*round, 25 + round}[i%2], round, i)
+				if err := store.Create(ctx, objectKey(cfg, "ns", name), newConfigMap("ns", name, nil), nil, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, i := range []int{9 + 4*round, 10 + 4*round, 30 + 2*round, 31 + 2*round} {
+				if err := store.Delete(ctx, objectKey(cfg, "ns", fmt.Sprintf("cm-%05d", i)), &corev1.ConfigMap{}, nil, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := c.waitConsistent(ctx); err != nil {
 				t.Fatal(err)
 			}
+		})
+		if fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(remaining) != fmt.Sprint(wantRemaining) {
+			t.Fatalf("round %d, cached pages after changes %v, remaining %v; want %v, %v", round, got, remaining, want, wantRemaining)
 		}
-		for i := 9; i < 13; i++ {
-			if err := store.Delete(ctx, objectKey(cfg, "ns", fmt.Sprintf("cm-%05d", i)), &corev1.ConfigMap{}, nil, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := cacher.waitConsistent(ctx); err != nil {
-			t.Fatal(err)
-		}
-	})
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("cached pages after changes %v, want %v", got, want)
 	}
 	// A page ending where the cache's keys end is the last, with no token.
-	got, _ = pages(cacher, 46, nil)
-	if len(got) != 46 {
-		t.Fatalf("one page of 46 listed %d", len(got))
+	got, _ = pages(cacher, 52, nil)
+	if len(got) != 52 {
+		t.Fatalf("one page of 52 listed %d", len(got))
 	}
 }

@@ -105,8 +105,8 @@ type keyIndex interface {
 	// pageEnd is the key n keys after start (an exclusive range end), or
 	// "" when fewer than n keys follow start before end.
 	pageEnd(start, end string, n int64) string
-	// keysIn counts the keys in [start, end) once the cache has reached
-	// rev; -1 when it does not in time.
+	// keysIn counts the keys in [start, end) at rev, from the cache once
+	// it has reached rev; -1 when it cannot tell.
 	keysIn(ctx context.Context, rev int64, start, end string) int64
 }
 

@@ -292,10 +292,19 @@ func (s *Store) GetList(ctx context.Context, key string, opts ListOptions, listO
 			}
 		}
 	}
-	if hasMore && remaining < 0 && opts.keys != nil {
-		// Bounded reads count only their range: remainingItemCount, an
-		// estimate by its definition, is the cache's.
-		remaining = opts.keys.keysIn(ctx, readRev, nextKey, prefixEnd)
+	if hasMore && remaining < 0 && pred.Empty() {
+		// Bounded reads count only their range: the rest of the revision's
+		// keys are the cache's count, or etcd's (which visits them all).
+		if opts.keys != nil {
+			remaining = opts.keys.keysIn(ctx, readRev, nextKey, prefixEnd)
+		}
+		if remaining < 0 {
+			resp, err := s.client.Get(ctx, nextKey, clientv3.WithRange(prefixEnd), clientv3.WithCountOnly(), clientv3.WithRev(readRev))
+			if err != nil {
+				return s.listError(err, pred.Continue, keyPrefix, nextKey, readRev)
+			}
+			remaining = resp.Count
+		}
 	}
 	setter.items.Set(items)
 	listAcc.SetResourceVersion(fmt.Sprint(readRev))
