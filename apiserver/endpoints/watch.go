@@ -95,8 +95,8 @@ func (h *handler) writeEvent(ctx context.Context, w http.ResponseWriter, r *http
 	return err == nil
 }
 
-// A watch that streams events faster than busyFlushes a
-// flushBucket flushes at most once a flushWindow: with a thousand
+// A watch that flushed busyFlushes times in its last flushBucket (100 a
+// second) is busy, and flushes at most once a flushWindow: with a thousand
 // watches of a busy resource, a flush (an HTTP/2 frame, a TLS record, a
 // wake-up of the connection's writer) per event per watch is most of the
 // server's work, while the client gets the same bytes a few milliseconds
