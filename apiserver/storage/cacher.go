@@ -446,6 +446,7 @@ func (c *Cacher) GetList(ctx context.Context, key string, opts ListOptions, list
 	return nil
 }
 
+// isReady reports whether the initial list is done.
 func (c *Cacher) isReady() bool {
 	select {
 	case <-c.ready:
@@ -603,10 +604,8 @@ func matchesCached(pred SelectionPredicate, cached *cachedObject) bool {
 // waitReady waits (bounded) for the initial list; false means serve from
 // the Store.
 func (c *Cacher) waitReady(ctx context.Context) bool {
-	select {
-	case <-c.ready:
+	if c.isReady() {
 		return true
-	default:
 	}
 	timer := time.NewTimer(c.opts.ReadyTimeout)
 	defer timer.Stop()
