@@ -86,6 +86,7 @@ func (h *handler) watch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	}
 }
 
+// writeEvent encodes ev and writes it, unflushed; false ends the watch.
 func (h *handler) writeEvent(ctx context.Context, w http.ResponseWriter, r *http.Request, ev watch.Event, sc *scope, mc mediaChoice, stream *runtime.StreamSerializerInfo, firstTable *bool) bool {
 	frame, ok := h.encodeEvent(ctx, r, ev, sc, mc, stream, firstTable)
 	if !ok {
@@ -141,9 +142,7 @@ func (f *watchFlusher) due() <-chan time.Time {
 // arms the timer for a busy watch that flushed less than flushWindow ago.
 func (f *watchFlusher) caughtUp(now time.Time) {
 	f.pending = true
-	if f.deferred {
-		f.deferred = false // the timer fired
-	}
+	f.deferred = false // if it was, the timer has fired
 	if f.busy {
 		if wait := flushWindow - now.Sub(f.last); wait > 0 {
 			if f.timer == nil {
