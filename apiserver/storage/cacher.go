@@ -83,6 +83,9 @@ type cachedObject struct {
 	obj    runtime.Object
 	labels labels.Set
 	fields fields.Set
+	// lease is the etcd lease obj was stored with (0: none), which an
+	// update keeps.
+	lease int64
 	// proto is obj's protobuf message, made by the first protobuf list that
 	// includes it (EncodedItems) and reused by every later one.
 	proto atomic.Pointer[[]byte]
@@ -311,7 +314,41 @@ func (c *Cacher) Create(ctx context.Context, key string, obj, out runtime.Object
 // GuaranteedUpdate implements Interface (Store).
 func (c *Cacher) GuaranteedUpdate(ctx context.Context, key string, out runtime.Object, ignoreNotFound bool,
 	preconditions *Preconditions, tryUpdate UpdateFunc) error {
-	return c.store.guaranteedUpdate(ctx, key, out, ignoreNotFound, preconditions, tryUpdate, c.likelyPrevious(key))
+	like, cached := c.cachedState(key)
+	return c.store.guaranteedUpdate(ctx, key, out, ignoreNotFound, preconditions, tryUpdate, like, cached)
+}
+
+// cachedState is the object cached at key as like, for Config.Decode (nil
+// without that decoder), and as the state an update or delete tries before
+// reading etcd: a copy the caller owns. The state is nil when nothing is
+// cached, or when cached copies share read-only parts (Config.Copy) that
+// an update could change.
+func (c *Cacher) cachedState(key string) (like runtime.Object, state *objectState) {
+	c.mu.RLock()
+	cached := c.objects[key]
+	c.mu.RUnlock()
+	if cached == nil {
+		return nil, nil
+	}
+	if c.cfg.Decode != nil {
+		like = cached.obj
+	}
+	if c.cfg.Copy != nil {
+		return like, nil
+	}
+	acc, err := meta.Accessor(cached.obj)
+	if err != nil {
+		return like, nil
+	}
+	rev, err := parseResourceVersion(acc.GetResourceVersion())
+	if err != nil || rev == 0 {
+		return like, nil
+	}
+	state, err = c.store.stateOf(cached.obj.DeepCopyObject(), rev, cached.lease)
+	if err != nil {
+		return like, nil
+	}
+	return like, state
 }
 
 // likelyPrevious is the cached object at key, for a decoder that can reuse
@@ -332,7 +369,8 @@ func (c *Cacher) likelyPrevious(key string) runtime.Object {
 // Delete implements Interface (Store).
 func (c *Cacher) Delete(ctx context.Context, key string, out runtime.Object, preconditions *Preconditions,
 	validateDeletion func(ctx context.Context, obj runtime.Object) error) error {
-	return c.store.Delete(ctx, key, out, preconditions, validateDeletion)
+	_, cached := c.cachedState(key)
+	return c.store.delete(ctx, key, out, preconditions, validateDeletion, cached)
 }
 
 // CurrentRevision implements Interface (Store).
@@ -797,7 +835,7 @@ func (c *Cacher) decodeAll(kvs []*mvccpb.KeyValue) ([]*cachedObject, error) {
 		go func() {
 			defer wg.Done()
 			for i := int(next.Add(1) - 1); i < len(kvs); i = int(next.Add(1) - 1) {
-				if out[i], errs[w] = c.decode(kvs[i].Value, kvs[i].ModRevision); errs[w] != nil {
+				if out[i], errs[w] = c.decode(kvs[i].Value, kvs[i].ModRevision, kvs[i].Lease); errs[w] != nil {
 					return
 				}
 			}
@@ -812,13 +850,13 @@ func (c *Cacher) decodeAll(kvs []*mvccpb.KeyValue) ([]*cachedObject, error) {
 	return out, nil
 }
 
-func (c *Cacher) decode(data []byte, rev int64) (*cachedObject, error) {
-	return c.decodeAfter(nil, data, rev)
+func (c *Cacher) decode(data []byte, rev, lease int64) (*cachedObject, error) {
+	return c.decodeAfter(nil, data, rev, lease)
 }
 
 // decodeAfter decodes a new revision of prev (nil: of nothing cached):
 // what it shares with prev needs no compacting.
-func (c *Cacher) decodeAfter(prev *cachedObject, data []byte, rev int64) (*cachedObject, error) {
+func (c *Cacher) decodeAfter(prev *cachedObject, data []byte, rev, lease int64) (*cachedObject, error) {
 	obj := c.cfg.NewFunc()
 	var like runtime.Object
 	if prev != nil {
@@ -831,7 +869,7 @@ func (c *Cacher) decodeAfter(prev *cachedObject, data []byte, rev int64) (*cache
 	if c.cfg.Compact != nil && !shared {
 		c.cfg.Compact(obj)
 	}
-	cached := &cachedObject{obj: obj}
+	cached := &cachedObject{obj: obj, lease: lease}
 	if c.cfg.GetAttrs != nil {
 		var err error
 		if cached.labels, cached.fields, err = c.cfg.GetAttrs(obj); err != nil {
@@ -862,7 +900,7 @@ func (c *Cacher) apply(events []*clientv3.Event) bool {
 		c.mu.RLock()
 		prev := c.objects[string(ev.Kv.Key)]
 		c.mu.RUnlock()
-		cached, err := c.decodeAfter(prev, ev.Kv.Value, ev.Kv.ModRevision)
+		cached, err := c.decodeAfter(prev, ev.Kv.Value, ev.Kv.ModRevision, ev.Kv.Lease)
 		if err != nil {
 			c.opts.Logger.Error("cacher cannot decode object, relisting", "key", string(ev.Kv.Key), "error", err)
 			return false

@@ -164,17 +164,24 @@ func (s *Store) readState(ctx context.Context, key string, like runtime.Object) 
 // GuaranteedUpdate implements Interface.
 func (s *Store) GuaranteedUpdate(ctx context.Context, key string, out runtime.Object, ignoreNotFound bool,
 	preconditions *Preconditions, tryUpdate UpdateFunc) error {
-	return s.guaranteedUpdate(ctx, key, out, ignoreNotFound, preconditions, tryUpdate, nil)
+	return s.guaranteedUpdate(ctx, key, out, ignoreNotFound, preconditions, tryUpdate, nil, nil)
 }
 
 // guaranteedUpdate is GuaranteedUpdate with like, an object the stored one
-// likely revises (see Config.Decode).
+// likely revises (see Config.Decode), and cached, the watch cache's state
+// of key (nil: none), tried before reading etcd as kube does. It is nearly
+// always current; when it is not, the revision compare fails and the
+// transaction's Else read brings the current state, and a precondition,
+// update or no-op decided on it is decided again on a fresh read.
 func (s *Store) guaranteedUpdate(ctx context.Context, key string, out runtime.Object, ignoreNotFound bool,
-	preconditions *Preconditions, tryUpdate UpdateFunc, like runtime.Object) error {
+	preconditions *Preconditions, tryUpdate UpdateFunc, like runtime.Object, cached *objectState) error {
 	name := nameFromKey(key)
-	state, err := s.readState(ctx, key, like)
-	if err != nil {
-		return err
+	state, current := cached, cached == nil
+	if current {
+		var err error
+		if state, err = s.readState(ctx, key, like); err != nil {
+			return err
+		}
 	}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -183,18 +190,25 @@ func (s *Store) guaranteedUpdate(ctx context.Context, key string, out runtime.Ob
 		if state.missing && !ignoreNotFound {
 			return apierrors.NewNotFound(s.cfg.Resource, name)
 		}
-		if err := preconditions.check(s.cfg.Resource, name, state.obj); err != nil {
+		updated, err := s.tryOn(name, state, preconditions, tryUpdate)
+		if err != nil && current {
 			return err
 		}
-		updated, err := tryUpdate(state.obj)
-		if err != nil {
-			return asAPIError(err)
+		var data []byte
+		if err == nil {
+			data, err = s.encode(updated)
+			if err != nil {
+				return err
+			}
 		}
-		data, err := s.encode(updated)
-		if err != nil {
-			return err
-		}
-		if !state.missing && bytes.Equal(data, state.data) {
+		if err != nil || (!state.missing && bytes.Equal(data, state.data)) {
+			if !current { // decided on the cache's state: decide again on etcd's
+				if state, err = s.readState(ctx, key, like); err != nil {
+					return err
+				}
+				current = true
+				continue
+			}
 			// Nothing changed: no write, the object keeps its revision.
 			return s.decodeLike(state.data, state.rev, like, out)
 		}
@@ -218,33 +232,78 @@ func (s *Store) guaranteedUpdate(ctx context.Context, key string, out runtime.Ob
 		if resp.Succeeded {
 			return s.decodeLike(data, resp.Header.Revision, like, out)
 		}
-		// Lost a race: retry against the value that won.
+		// Lost a race (or the cache was behind): retry against the value
+		// that won.
 		if state, err = s.stateFromKVs(resp.Responses[0].GetResponseRange().Kvs, key, like); err != nil {
 			return err
 		}
+		current = true
 	}
+}
+
+// tryOn checks preconditions against state and applies tryUpdate to it.
+func (s *Store) tryOn(name string, state *objectState, preconditions *Preconditions, tryUpdate UpdateFunc) (runtime.Object, error) {
+	if err := preconditions.check(s.cfg.Resource, name, state.obj); err != nil {
+		return nil, err
+	}
+	updated, err := tryUpdate(state.obj)
+	if err != nil {
+		return nil, asAPIError(err)
+	}
+	return updated, nil
+}
+
+// stateOf is the objectState of obj, which the caller gives up, as etcd
+// would hold it at rev with lease: for an update or delete to try first.
+func (s *Store) stateOf(obj runtime.Object, rev, lease int64) (*objectState, error) {
+	data, err := s.encode(obj) // clears resourceVersion, as stored
+	if err != nil {
+		return nil, err
+	}
+	if err := setResourceVersion(obj, rev); err != nil {
+		return nil, err
+	}
+	return &objectState{obj: obj, data: data, rev: rev, lease: lease}, nil
 }
 
 // Delete implements Interface. out gets the last state with the deletion
 // revision as its resourceVersion.
 func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, preconditions *Preconditions,
 	validateDeletion func(ctx context.Context, obj runtime.Object) error) error {
+	return s.delete(ctx, key, out, preconditions, validateDeletion, nil)
+}
+
+// delete is Delete given cached, the watch cache's state of key (nil:
+// none), tried first as in guaranteedUpdate.
+func (s *Store) delete(ctx context.Context, key string, out runtime.Object, preconditions *Preconditions,
+	validateDeletion func(ctx context.Context, obj runtime.Object) error, cached *objectState) error {
 	name := nameFromKey(key)
-	state, err := s.readState(ctx, key, nil)
-	if err != nil {
-		return err
+	state, current := cached, cached == nil
+	if current {
+		var err error
+		if state, err = s.readState(ctx, key, nil); err != nil {
+			return err
+		}
 	}
 	for {
 		if state.missing {
 			return apierrors.NewNotFound(s.cfg.Resource, name)
 		}
-		if err := preconditions.check(s.cfg.Resource, name, state.obj); err != nil {
-			return err
-		}
-		if validateDeletion != nil {
-			if err := validateDeletion(ctx, state.obj); err != nil {
-				return asAPIError(err)
+		err := preconditions.check(s.cfg.Resource, name, state.obj)
+		if err == nil && validateDeletion != nil {
+			if err = validateDeletion(ctx, state.obj); err != nil {
+				err = asAPIError(err)
 			}
+		}
+		if err != nil {
+			if current {
+				return err
+			}
+			if state, err = s.readState(ctx, key, nil); err != nil {
+				return err
+			}
+			current = true
+			continue
 		}
 		resp, err := s.client.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(key), "=", state.rev)).
@@ -262,6 +321,7 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, prec
 		if state, err = s.stateFromKVs(resp.Responses[0].GetResponseRange().Kvs, key, nil); err != nil {
 			return err
 		}
+		current = true
 	}
 }
 
