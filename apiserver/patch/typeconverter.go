@@ -1,14 +1,18 @@
 package patch
 
 import (
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
 
 	"github.com/devplane/devplane/apiserver/crdschema"
 	"github.com/devplane/devplane/apiserver/openapi"
@@ -75,6 +79,14 @@ var noKindsTypeConverter = sync.OnceValues(func() (managedfields.TypeConverter, 
 type kindTypeConverter struct {
 	gvk schema.GroupVersionKind
 	own managedfields.TypeConverter
+	// kind is the kind's schema and type, learned from the first object
+	// own types, for typing objects without validation.
+	kind atomic.Pointer[kindType]
+}
+
+type kindType struct {
+	schema  *smdschema.Schema
+	typeRef smdschema.TypeRef
 }
 
 func (c *kindTypeConverter) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptions) (*typed.TypedValue, error) {
@@ -85,7 +97,25 @@ func (c *kindTypeConverter) ObjectToTyped(obj runtime.Object, opts ...typed.Vali
 		}
 		return other.ObjectToTyped(obj, opts...)
 	}
-	return c.own.ObjectToTyped(obj, opts...)
+	if _, isUnstructured := obj.(runtime.Unstructured); !isUnstructured && slices.Contains(opts, typed.AllowDuplicates) {
+		// A Go object of the kind has exactly the fields of the kind's
+		// definitions, and duplicates are allowed: validating it (a walk
+		// of the whole object, a third of a field manager's update) can
+		// find nothing. Apply bodies, which may not have duplicates, and
+		// unstructured objects are validated.
+		if kind := c.kind.Load(); kind != nil {
+			v, err := value.NewValueReflect(obj)
+			if err != nil {
+				return nil, err
+			}
+			return typed.AsTypedUnvalidated(v, kind.schema, kind.typeRef), nil
+		}
+	}
+	tv, err := c.own.ObjectToTyped(obj, opts...)
+	if err == nil && c.kind.Load() == nil {
+		c.kind.Store(&kindType{schema: tv.Schema(), typeRef: tv.TypeRef()})
+	}
+	return tv, err
 }
 
 func (c *kindTypeConverter) TypedToObject(value *typed.TypedValue) (runtime.Object, error) {

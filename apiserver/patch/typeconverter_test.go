@@ -20,6 +20,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"k8s.io/utils/ptr"
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 
 	"github.com/devplane/devplane/apiserver/openapi"
@@ -320,12 +321,12 @@ func TestKindTypeConvertersCompareAndMergeLikeTheFullConverter(t *testing.T) {
 				t.Fatalf("%s: not typed: %v", pair.name, err)
 			}
 		}
-		compare := func(c managedfields.TypeConverter) (string, string) {
-			a, err := c.ObjectToTyped(pair.v1)
+		compare := func(c managedfields.TypeConverter, opts ...typed.ValidationOptions) (string, string) {
+			a, err := c.ObjectToTyped(pair.v1, opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := c.ObjectToTyped(pair.v2)
+			b, err := c.ObjectToTyped(pair.v2, opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -348,9 +349,46 @@ func TestKindTypeConvertersCompareAndMergeLikeTheFullConverter(t *testing.T) {
 		if gotComparison != wantComparison || gotMerged != wantMerged {
 			t.Errorf("%s: kind converter compares %s merges %s; full converter %s, %s", pair.name, gotComparison, gotMerged, wantComparison, wantMerged)
 		}
+		// As a field manager types live and updated objects: unvalidated
+		// once the kind's type is known, with the same outcome.
+		if kind.(*kindTypeConverter).kind.Load() == nil {
+			t.Fatalf("%s: the kind converter did not learn its type", pair.name)
+		}
+		gotComparison, gotMerged = compare(kind, typed.AllowDuplicates)
+		if gotComparison != wantComparison || gotMerged != wantMerged {
+			t.Errorf("%s: kind converter, unvalidated, compares %s merges %s; full converter %s, %s", pair.name, gotComparison, gotMerged, wantComparison, wantMerged)
+		}
 		if wantComparison == "" || !strings.Contains(wantComparison, "Modified") && !strings.Contains(wantComparison, "Added") {
 			t.Errorf("%s: versions should differ: %q", pair.name, wantComparison)
 		}
+	}
+}
+
+// Typing skips validation only where it can find nothing: Go objects with
+// duplicates allowed. Duplicates are still refused where not allowed, and
+// unstructured objects are still checked against the schema.
+func TestKindTypeConverterValidatesWhereItMatters(t *testing.T) {
+	configMaps, err := BuiltinKindTypeConverter(configMapGVK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := configMaps.ObjectToTyped(&corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}}); err != nil {
+		t.Fatal(err)
+	}
+	owner := metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: "p", UID: "u1"}
+	duplicated := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: "c", OwnerReferences: []metav1.OwnerReference{owner, owner}}}
+	if _, err := configMaps.ObjectToTyped(duplicated); err == nil || !strings.Contains(err.Error(), "duplicate") {
+		t.Errorf("duplicate owner references, duplicates not allowed: %v, want a duplicate entry error", err)
+	}
+	if _, err := configMaps.ObjectToTyped(duplicated, typed.AllowDuplicates); err != nil {
+		t.Errorf("duplicate owner references, duplicates allowed: %v", err)
+	}
+	wrongType := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}, "data": "not a map",
+	}}
+	if _, err := configMaps.ObjectToTyped(wrongType, typed.AllowDuplicates); err == nil {
+		t.Error("an unstructured ConfigMap whose data is a string was typed")
 	}
 }
 
