@@ -21,6 +21,10 @@ import (
 var devplaneBin string
 
 func TestMain(m *testing.M) {
+	if dir := os.Getenv(bytesServerEnv); dir != "" {
+		serveBytes(dir) // a child of BenchmarkServedLoad, not a test run
+		return
+	}
 	dir, err := os.MkdirTemp("", "devplane-cli-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -1,0 +1,154 @@
+package cli_test
+
+// The transfer floor of BenchmarkServedLoad's lists: the very bytes
+// devplane answered, served from memory by a TLS + HTTP/2 server (x/net,
+// configured as devplane's) in another process, fetched by client-go's
+// transport. No API server answers a list faster over that transport, so
+// kube's time over this one bounds any ratio of list times.
+
+import (
+	"bufio"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"k8s.io/client-go/rest"
+)
+
+// bytesServerEnv names the directory whose files the child serves.
+const bytesServerEnv = "DEVPLANE_BENCH_BYTES_SERVER"
+
+// listBodies are the list responses devplane gave, by encoding.
+type listBodies map[string][]byte
+
+// transferFloor serves bodies from a child process and times fetching
+// each, as runLoad times devplane's raw lists.
+func transferFloor(b *testing.B, bodies listBodies) *loadFigures {
+	b.Helper()
+	dir := b.TempDir()
+	for enc, body := range bodies {
+		if err := os.WriteFile(filepath.Join(dir, enc), body, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	child := exec.CommandContext(ctx, os.Args[0])
+	child.Env = append(os.Environ(), bytesServerEnv+"="+dir)
+	child.Stderr = os.Stderr
+	out, err := child.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
+	url, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		b.Fatalf("bytes server: %v", err)
+	}
+	hc, err := rest.HTTPClientFor(&rest.Config{Host: strings.TrimSpace(url), TLSClientConfig: rest.TLSClientConfig{Insecure: true}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := &loadFigures{server: "bytes alone"}
+	n := loadObjects()
+	for _, enc := range []string{"json", "protobuf"} {
+		body, ok := bodies[enc]
+		if !ok {
+			continue
+		}
+		var times []time.Duration
+		for range 7 {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSpace(url)+"/"+enc, nil)
+			start := time.Now()
+			resp, err := hc.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			got, _ := io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			times = append(times, time.Since(start))
+			if got != int64(len(body)) {
+				b.Fatalf("bytes server sent %d bytes of %d", got, len(body))
+			}
+		}
+		f.set(fmt.Sprintf("%s list of %d, server+transfer ms", enc, n), ms(percentile(times, 50)))
+	}
+	return f
+}
+
+// serveBytes runs in the child: it serves each file of dir at /<name> over
+// TLS (a throwaway self-signed certificate) and HTTP/2 set up as devplane's
+// server is, and prints its URL.
+func serveBytes(dir string) {
+	files := map[string][]byte{}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		fail(err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			fail(err)
+		}
+		files[e.Name()] = data
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		fail(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		fail(err)
+	}
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, ok := files[strings.TrimPrefix(r.URL.Path, "/")]
+			if !ok {
+				http.NotFound(w, r)
+				return
+			}
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+			_, _ = w.Write(body)
+		}),
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, NextProtos: []string{"h2"}},
+	}
+	const frame = 256 << 10 // as apiserver/server's serve.go
+	if err := http2.ConfigureServer(srv, &http2.Server{
+		MaxConcurrentStreams: 250, MaxReadFrameSize: frame, MaxUploadBufferPerStream: frame,
+		NewWriteScheduler: func() http2.WriteScheduler { return http2.NewRandomWriteScheduler() },
+	}); err != nil {
+		fail(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fail(err)
+	}
+	fmt.Printf("https://%s\n", ln.Addr())
+	fail(srv.ServeTLS(ln, "", ""))
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bytes server:", err)
+	os.Exit(1)
+}
