@@ -570,6 +570,7 @@ func TestCachersShareOneWatchHub(t *testing.T) {
 	ctx := testContext(t)
 	base := testConfig(t)
 	root := hubRoot(base.ResourcePrefix)
+	goDrain(func() {}) // the process's drainers are there before counting
 	before := goruntime.NumGoroutine()
 	const n = 50
 	cachers := make([]*Cacher, n)
