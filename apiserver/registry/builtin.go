@@ -46,6 +46,7 @@ func StorageConfig(k builtin.Kind) storage.Config {
 		NewListFunc:    k.NewList,
 		ResourcePrefix: k.StoragePrefix,
 		GetAttrs:       builtin.GetAttrs(k),
+		Decode:         storedProtobufDecoder(k.GroupVersion.WithKind(k.Kind)),
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -68,7 +69,7 @@ func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object,
 	}
 	resp, err := s.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, string(data), putOpts...)).
+		Then(clientv3.OpPut(key, asString(data), putOpts...)).
 		Commit()
 	if err != nil {
 		return s.etcdError(err, key)
@@ -224,7 +225,7 @@ func (s *Store) guaranteedUpdate(ctx context.Context, key string, out runtime.Ob
 			}
 		}
 		resp, err := s.client.Txn(ctx).If(cmp).
-			Then(clientv3.OpPut(key, string(data), putOpts...)).
+			Then(clientv3.OpPut(key, asString(data), putOpts...)).
 			Else(clientv3.OpGet(key)).Commit()
 		if err != nil {
 			return s.etcdError(err, key)
@@ -343,6 +344,10 @@ func (p *Preconditions) check(resource schema.GroupResource, name string, obj ru
 	}
 	return nil
 }
+
+// asString is data as a string without copying it: clientv3.OpPut copies
+// the value into its request anyway, and data does not change meanwhile.
+func asString(data []byte) string { return unsafe.String(unsafe.SliceData(data), len(data)) }
 
 // encode clears resourceVersion (it lives in etcd's mod revision) and
 // serialises obj with the resource's codec.

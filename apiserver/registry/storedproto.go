@@ -1,0 +1,115 @@
+package registry
+
+import (
+	"bytes"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/devplane/devplane/apiserver/builtin"
+)
+
+// storedProtobufDecoder decodes a built-in kind's stored bytes as its codec
+// does (storage.Config.Decode): the "k8s\x00" magic, a runtime.Unknown
+// envelope naming the kind, then the object's own protobuf. The codec
+// copies the object's bytes out of the envelope and finds the type by
+// reflection before unmarshalling; every write decodes twice (its answer
+// and the watch cache's copy) and every page read from etcd decodes each
+// item, so this reads the envelope in place. Anything else (another kind, a
+// content encoding, a field it does not know, a malformed envelope) is left
+// to the codec, which decodes it or reports what is wrong.
+func storedProtobufDecoder(gvk schema.GroupVersionKind) func(data []byte, like, into runtime.Object) (bool, error) {
+	apiVersion, kind := gvk.GroupVersion().String(), gvk.Kind
+	return func(data []byte, _, into runtime.Object) (bool, error) {
+		if _, nested := into.(runtime.NestedObjectDecoder); nested {
+			return false, nil
+		}
+		target, ok := into.(interface{ Unmarshal([]byte) error })
+		if !ok {
+			return false, nil
+		}
+		raw, ok := storedObjectBytes(data, apiVersion, kind)
+		if !ok {
+			return false, nil
+		}
+		if err := target.Unmarshal(raw); err != nil {
+			// Left for the codec to report, from an empty object again.
+			return false, runtime.SetZeroValue(into)
+		}
+		into.GetObjectKind().SetGroupVersionKind(gvk)
+		builtin.Scheme.Default(into) // what the codec's decode does too
+		return true, nil
+	}
+}
+
+var protobufMagic = []byte("k8s\x00")
+
+// storedObjectBytes returns the object's bytes inside data's envelope
+// when the envelope is exactly one this kind's codec writes.
+func storedObjectBytes(data []byte, apiVersion, kind string) ([]byte, bool) {
+	rest, ok := bytes.CutPrefix(data, protobufMagic)
+	if !ok {
+		return nil, false
+	}
+	var raw []byte
+	var sawType, sawRaw bool
+	for len(rest) > 0 {
+		num, typ, n := protowire.ConsumeTag(rest)
+		if n < 0 || typ != protowire.BytesType {
+			return nil, false
+		}
+		rest = rest[n:]
+		value, n := protowire.ConsumeBytes(rest)
+		if n < 0 {
+			return nil, false
+		}
+		rest = rest[n:]
+		switch num {
+		case 1: // typeMeta
+			if sawType || !typeMetaIs(value, apiVersion, kind) {
+				return nil, false
+			}
+			sawType = true
+		case 2: // raw
+			if sawRaw {
+				return nil, false
+			}
+			raw, sawRaw = value, true
+		case 3, 4: // contentEncoding, contentType: written empty
+			if len(value) != 0 {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	return raw, sawType
+}
+
+// typeMetaIs reports whether a runtime.TypeMeta message names exactly
+// apiVersion and kind.
+func typeMetaIs(msg []byte, apiVersion, kind string) bool {
+	var gotVersion, gotKind string
+	for len(msg) > 0 {
+		num, typ, n := protowire.ConsumeTag(msg)
+		if n < 0 || typ != protowire.BytesType {
+			return false
+		}
+		msg = msg[n:]
+		value, n := protowire.ConsumeBytes(msg)
+		if n < 0 {
+			return false
+		}
+		msg = msg[n:]
+		switch num {
+		case 1:
+			gotVersion = string(value)
+		case 2:
+			gotKind = string(value)
+		default:
+			return false
+		}
+	}
+	return gotVersion == apiVersion && gotKind == kind
+}
