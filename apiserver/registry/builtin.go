@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"reflect"
 	"time"
 
 	"github.com/devplane/devplane/apiserver/patch"
@@ -47,6 +48,7 @@ func StorageConfig(k builtin.Kind) storage.Config {
 		ResourcePrefix: k.StoragePrefix,
 		GetAttrs:       builtin.GetAttrs(k),
 		Decode:         storedProtobufDecoder(k.GroupVersion.WithKind(k.Kind)),
+		Encode:         storedProtobufEncoder(k.GroupVersion.WithKind(k.Kind), reflect.TypeOf(k.New())),
 	}
 }
 

@@ -358,6 +358,14 @@ func (s *Store) encode(obj runtime.Object) ([]byte, error) {
 	}
 	acc.SetResourceVersion("")
 	acc.SetSelfLink("")
+	if s.cfg.Encode != nil {
+		if data, handled, err := s.cfg.Encode(obj); handled {
+			if err != nil {
+				return nil, apierrors.NewInternalError(err)
+			}
+			return data, nil
+		}
+	}
 	data, err := runtime.Encode(s.cfg.Codec, obj)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
