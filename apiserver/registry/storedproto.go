@@ -55,43 +55,50 @@ func storedObjectBytes(data []byte, apiVersion, kind string) ([]byte, bool) {
 	}
 	var raw []byte
 	var sawType, sawRaw bool
-	for len(rest) > 0 {
-		num, typ, n := protowire.ConsumeTag(rest)
-		if n < 0 || typ != protowire.BytesType {
-			return nil, false
-		}
-		rest = rest[n:]
-		value, n := protowire.ConsumeBytes(rest)
-		if n < 0 {
-			return nil, false
-		}
-		rest = rest[n:]
+	ok = eachBytesField(rest, func(num protowire.Number, value []byte) bool {
 		switch num {
 		case 1: // typeMeta
 			if sawType || !typeMetaIs(value, apiVersion, kind) {
-				return nil, false
+				return false
 			}
 			sawType = true
 		case 2: // raw
 			if sawRaw {
-				return nil, false
+				return false
 			}
 			raw, sawRaw = value, true
 		case 3, 4: // contentEncoding, contentType: written empty
-			if len(value) != 0 {
-				return nil, false
-			}
+			return len(value) == 0
 		default:
-			return nil, false
+			return false
 		}
-	}
-	return raw, sawType
+		return true
+	})
+	return raw, ok && sawType
 }
 
 // typeMetaIs reports whether a runtime.TypeMeta message names exactly
 // apiVersion and kind.
 func typeMetaIs(msg []byte, apiVersion, kind string) bool {
-	var gotVersion, gotKind string
+	var versionIs, kindIs bool
+	ok := eachBytesField(msg, func(num protowire.Number, value []byte) bool {
+		switch num {
+		case 1:
+			versionIs = string(value) == apiVersion
+		case 2:
+			kindIs = string(value) == kind
+		default:
+			return false
+		}
+		return true
+	})
+	return ok && versionIs && kindIs
+}
+
+// eachBytesField calls fn with each field of msg, all of which must be
+// length-delimited (the envelope's are); false when one is not, msg is
+// malformed, or fn says stop.
+func eachBytesField(msg []byte, fn func(num protowire.Number, value []byte) bool) bool {
 	for len(msg) > 0 {
 		num, typ, n := protowire.ConsumeTag(msg)
 		if n < 0 || typ != protowire.BytesType {
@@ -99,20 +106,12 @@ func typeMetaIs(msg []byte, apiVersion, kind string) bool {
 		}
 		msg = msg[n:]
 		value, n := protowire.ConsumeBytes(msg)
-		if n < 0 {
+		if n < 0 || !fn(num, value) {
 			return false
 		}
 		msg = msg[n:]
-		switch num {
-		case 1:
-			gotVersion = string(value)
-		case 2:
-			gotKind = string(value)
-		default:
-			return false
-		}
 	}
-	return gotVersion == apiVersion && gotKind == kind
+	return true
 }
 
 // storedProtobufEncoder encodes objects of a built-in kind for storage as
