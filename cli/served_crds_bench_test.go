@@ -335,7 +335,16 @@ func runtimeFromUnstructured(u *unstructured.Unstructured, into *apiextensionsv1
 // timedGet fetches path with accept and returns how long the whole body took.
 func timedGet(b *testing.B, ctx context.Context, hc *http.Client, host, path, accept string) time.Duration {
 	b.Helper()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(host, "/")+path, nil)
+	took, _ := timedFetch(b, ctx, hc, strings.TrimSuffix(host, "/")+path, accept)
+	return took
+}
+
+// timedFetch GETs url with accept, reads the whole body, and returns how
+// long that took and how many bytes came; anything but a 200 with a body
+// fails b.
+func timedFetch(b *testing.B, ctx context.Context, hc *http.Client, url, accept string) (time.Duration, int64) {
+	b.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	req.Header.Set("Accept", accept)
 	start := time.Now()
 	resp, err := hc.Do(req)
@@ -345,9 +354,9 @@ func timedGet(b *testing.B, ctx context.Context, hc *http.Client, host, path, ac
 	n, _ := io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || n == 0 {
-		b.Fatalf("GET %s: %d, %d bytes", path, resp.StatusCode, n)
+		b.Fatalf("GET %s: %d, %d bytes", url, resp.StatusCode, n)
 	}
-	return time.Since(start)
+	return time.Since(start), n
 }
 
 // openAPITimings: /openapi/v2 (JSON, then protobuf as kubectl asks for it)

@@ -15,7 +15,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -77,15 +76,8 @@ func transferFloor(b *testing.B, bodies listBodies) *loadFigures {
 		}
 		var times []time.Duration
 		for range 7 {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSpace(url)+"/"+enc, nil)
-			start := time.Now()
-			resp, err := hc.Do(req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			got, _ := io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			times = append(times, time.Since(start))
+			took, got := timedFetch(b, ctx, hc, strings.TrimSpace(url)+"/"+enc, "*/*")
+			times = append(times, took)
 			if got != int64(len(body)) {
 				b.Fatalf("bytes server sent %d bytes of %d", got, len(body))
 			}
