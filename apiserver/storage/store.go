@@ -177,12 +177,9 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, out runtime.Ob
 func (s *Store) guaranteedUpdate(ctx context.Context, key string, out runtime.Object, ignoreNotFound bool,
 	preconditions *Preconditions, tryUpdate UpdateFunc, like runtime.Object, cached *objectState) error {
 	name := nameFromKey(key)
-	state, current := cached, cached == nil
-	if current {
-		var err error
-		if state, err = s.readState(ctx, key, like); err != nil {
-			return err
-		}
+	state, current, err := s.firstState(ctx, key, like, cached)
+	if err != nil {
+		return err
 	}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -242,6 +239,16 @@ func (s *Store) guaranteedUpdate(ctx context.Context, key string, out runtime.Ob
 	}
 }
 
+// firstState is cached when there is one (current false: a cached state
+// may be behind etcd), else etcd's state of key.
+func (s *Store) firstState(ctx context.Context, key string, like runtime.Object, cached *objectState) (state *objectState, current bool, err error) {
+	if cached != nil {
+		return cached, false, nil
+	}
+	state, err = s.readState(ctx, key, like)
+	return state, true, err
+}
+
 // tryOn checks preconditions against state and applies tryUpdate to it.
 func (s *Store) tryOn(name string, state *objectState, preconditions *Preconditions, tryUpdate UpdateFunc) (runtime.Object, error) {
 	if err := preconditions.check(s.cfg.Resource, name, state.obj); err != nil {
@@ -279,12 +286,9 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, prec
 func (s *Store) delete(ctx context.Context, key string, out runtime.Object, preconditions *Preconditions,
 	validateDeletion func(ctx context.Context, obj runtime.Object) error, cached *objectState) error {
 	name := nameFromKey(key)
-	state, current := cached, cached == nil
-	if current {
-		var err error
-		if state, err = s.readState(ctx, key, nil); err != nil {
-			return err
-		}
+	state, current, err := s.firstState(ctx, key, nil, cached)
+	if err != nil {
+		return err
 	}
 	for {
 		if state.missing {
