@@ -128,7 +128,7 @@ func (p *PreparedServer) Run(ctx context.Context) error {
 	// As kube-apiserver: many streams per connection, with frames and
 	// buffers large enough for big lists without flow-control stalls.
 	const frame = 256 << 10
-	if err := http2.ConfigureServer(srv, &http2.Server{
+	h2 := &http2.Server{
 		MaxConcurrentStreams:         uint32(c.HTTP2MaxStreamsPerConnection),
 		MaxReadFrameSize:             frame,
 		MaxUploadBufferPerStream:     frame,
@@ -141,8 +141,17 @@ func (p *PreparedServer) Run(ctx context.Context) error {
 		// (x/net deprecates custom schedulers as of Go 1.27, where
 		// net/http's own HTTP/2 takes over: measure again then.)
 		NewWriteScheduler: func() http2.WriteScheduler { return http2.NewRandomWriteScheduler() },
-	}); err != nil {
+	}
+	if err := http2.ConfigureServer(srv, h2); err != nil {
 		return fmt.Errorf("configuring HTTP/2: %w", err)
+	}
+	// As ConfigureServer's own, but HTTP/2 writes through a batchConn.
+	srv.TLSNextProto[http2.NextProtoTLS] = func(hs *http.Server, c *tls.Conn, h http.Handler) {
+		var ctx context.Context
+		if bc, ok := h.(interface{ BaseContext() context.Context }); ok {
+			ctx = bc.BaseContext() // net/http's per-connection context
+		}
+		h2.ServeConn(newBatchConn(c), &http2.ServeConnOpts{Context: ctx, Handler: h, BaseConfig: hs})
 	}
 	ln := tls.NewListener(keepAliveListener{c.Listener.(*net.TCPListener)}, srv.TLSConfig)
 
@@ -193,7 +202,8 @@ func (p *PreparedServer) Run(ctx context.Context) error {
 	return nil
 }
 
-// keepAliveListener turns on TCP keep-alive so dead clients are noticed.
+// keepAliveListener turns on TCP keep-alive so dead clients are noticed,
+// and gives TLS a heldConn, so that HTTP/2 can batch its writes.
 type keepAliveListener struct{ *net.TCPListener }
 
 func (l keepAliveListener) Accept() (net.Conn, error) {
@@ -203,7 +213,7 @@ func (l keepAliveListener) Accept() (net.Conn, error) {
 	}
 	_ = c.SetKeepAlive(true)
 	_ = c.SetKeepAlivePeriod(3 * time.Minute)
-	return c, nil
+	return &heldConn{Conn: c}, nil
 }
 
 // withAuthorization is filters.WithAuthorization, except that the health
