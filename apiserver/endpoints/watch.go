@@ -66,7 +66,7 @@ func (h *handler) watch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 				fl.flush()
 				return
 			}
-			if !h.writeEvent(ctx, w, r, ev, sc, mc, stream, &firstTable) {
+			if !h.writeEvent(ctx, w, r, ev, sc, mc, stream, &firstTable, &fl) {
 				return
 			}
 		}
@@ -78,7 +78,7 @@ func (h *handler) watch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 				fl.flush()
 				return
 			}
-			if !h.writeEvent(ctx, w, r, ev, sc, mc, stream, &firstTable) {
+			if !h.writeEvent(ctx, w, r, ev, sc, mc, stream, &firstTable, &fl) {
 				return
 			}
 		}
@@ -87,13 +87,16 @@ func (h *handler) watch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 }
 
 // writeEvent encodes ev and writes it, unflushed; false ends the watch.
-func (h *handler) writeEvent(ctx context.Context, w http.ResponseWriter, r *http.Request, ev watch.Event, sc *scope, mc mediaChoice, stream *runtime.StreamSerializerInfo, firstTable *bool) bool {
+func (h *handler) writeEvent(ctx context.Context, w http.ResponseWriter, r *http.Request, ev watch.Event, sc *scope, mc mediaChoice, stream *runtime.StreamSerializerInfo, firstTable *bool, fl *watchFlusher) bool {
 	frame, ok := h.encodeEvent(ctx, r, ev, sc, mc, stream, firstTable)
 	if !ok {
 		return false
 	}
-	_, err := w.Write(frame)
-	return err == nil
+	if _, err := w.Write(frame); err != nil {
+		return false
+	}
+	fl.wrote()
+	return true
 }
 
 // A watch that flushed busyFlushes times in its last flushBucket (100 a
@@ -101,7 +104,10 @@ func (h *handler) writeEvent(ctx context.Context, w http.ResponseWriter, r *http
 // watches of a busy resource, a flush (an HTTP/2 frame, a TLS record, a
 // wake-up of the connection's writer) per event per watch is most of the
 // server's work, while the client gets the same bytes a few milliseconds
-// later. A watch with fewer events flushes each as soon as it is written.
+// later. After each flush a busy watch sleeps the window out, its events
+// queueing in the channel, so its goroutine wakes once a window rather than
+// for the first event of each. A watch with fewer events flushes each as
+// soon as it is written.
 const (
 	flushBucket = 100 * time.Millisecond
 	busyFlushes = 10
@@ -118,7 +124,7 @@ type watchFlusher struct {
 	counted      int
 	busy         bool
 	timer        *time.Timer
-	deferred     bool // timer armed for the pending flush
+	deferred     bool // timer armed: the loop waits for it, not for events
 }
 
 // events is ch, or nil while a flush is deferred (so the caller waits for
@@ -138,19 +144,22 @@ func (f *watchFlusher) due() <-chan time.Time {
 	return f.timer.C
 }
 
-// caughtUp is called with every waiting event written: it flushes now, or
-// arms the timer for a busy watch that flushed less than flushWindow ago.
+// wrote records an event written and not yet flushed.
+func (f *watchFlusher) wrote() { f.pending = true }
+
+// caughtUp is called with every waiting event written. A quiet watch
+// flushes now. A busy one flushes if a flushWindow has passed since its
+// last flush and then sleeps a window; if not, it sleeps the rest of the
+// window first. A window that passed with nothing written ends the sleep:
+// the loop waits for events again.
 func (f *watchFlusher) caughtUp(now time.Time) {
-	f.pending = true
 	f.deferred = false // if it was, the timer has fired
+	if !f.pending {
+		return
+	}
 	if f.busy {
 		if wait := flushWindow - now.Sub(f.last); wait > 0 {
-			if f.timer == nil {
-				f.timer = time.NewTimer(wait)
-			} else {
-				f.timer.Reset(wait)
-			}
-			f.deferred = true
+			f.sleep(wait)
 			return
 		}
 	}
@@ -161,12 +170,24 @@ func (f *watchFlusher) caughtUp(now time.Time) {
 		// bucket, fewer than busyFlushes: it stays busy above half that.
 		threshold := busyFlushes
 		if f.busy {
-			threshold = busyFlushes / 2
+			threshold = int(flushBucket/flushWindow) / 2
 		}
 		f.busy = f.counted >= threshold && now.Sub(f.bucket) < 2*flushBucket
 		f.bucket, f.counted = now, 0
 	}
 	f.counted++
+	if f.busy {
+		f.sleep(flushWindow)
+	}
+}
+
+func (f *watchFlusher) sleep(d time.Duration) {
+	if f.timer == nil {
+		f.timer = time.NewTimer(d)
+	} else {
+		f.timer.Reset(d)
+	}
+	f.deferred = true
 }
 
 func (f *watchFlusher) flush() {
