@@ -992,41 +992,31 @@ func (c *Cacher) setRevisionLocked(rev int64) {
 // the event's budget, then w is terminated so a slow client never holds up
 // the others for long (client-go re-watches).
 func (c *Cacher) deliverLocked(w *cacheWatcher, ev watch.Event, budget *time.Duration) {
-	select {
-	case w.input <- ev:
-		return
-	default:
-	}
-	if *budget > 0 {
+	for !w.offer(ev) {
+		if *budget <= 0 {
+			c.opts.Logger.Info("terminating slow watcher", "resource", c.cfg.Resource.String(), "buffer", w.limit)
+			c.terminateLocked(w, nil)
+			return
+		}
 		start := time.Now()
 		timer := time.NewTimer(*budget)
-		defer timer.Stop()
 		select {
-		case w.input <- ev:
-			*budget -= time.Since(start)
-			return
+		case <-w.took:
 		case <-timer.C:
-			*budget = 0
 		}
+		timer.Stop()
+		*budget -= time.Since(start)
 	}
-	c.opts.Logger.Info("terminating slow watcher", "resource", c.cfg.Resource.String(), "buffer", cap(w.input))
-	c.terminateLocked(w, nil)
 }
 
-// terminateLocked unregisters w and closes its input; w's goroutine then
-// passes on what was queued (plus last, if room) and closes the result.
+// terminateLocked unregisters w and ends its channel after what was
+// queued (plus last, if room).
 func (c *Cacher) terminateLocked(w *cacheWatcher, last *watch.Event) {
 	if _, ok := c.watchers[w]; !ok {
 		return
 	}
 	delete(c.watchers, w)
-	if last != nil {
-		select {
-		case w.input <- *last:
-		default:
-		}
-	}
-	close(w.input)
+	w.end(last)
 }
 
 // sendBookmarks periodically gives bookmark-enabled watchers the cache
@@ -1154,7 +1144,8 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts ListOptions) (watch
 		recursive: opts.Recursive,
 		pred:      pred,
 		bookmarks: opts.ProgressNotify,
-		input:     make(chan watch.Event, c.opts.WatcherBufferSize),
+		input:     make(chan watch.Event, min(c.opts.WatcherBufferSize, watcherChannelSize)),
+		took:      make(chan struct{}, 1),
 	}
 
 	c.mu.Lock()
@@ -1191,26 +1182,13 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts ListOptions) (watch
 			}
 		}
 	}
-	// Most watches start with no or few initial events: those go straight
-	// into the buffer and the client reads the buffer itself, with no relay
-	// goroutine in between, and the handler sees what is queued (it flushes
-	// once it has caught up). A long initial list is relayed, so the buffer
-	// stays its size.
-	relay := len(initial) > cap(w.input)/2
-	if relay {
-		w.result = make(chan watch.Event, cap(w.input))
-	} else {
-		for _, ev := range initial {
-			w.input <- ev
-		}
-		w.result = w.input
-		context.AfterFunc(watchCtx, w.Stop) // what run does for a relayed one
-	}
+	// The initial events are queued as live ones are, and may be as many as
+	// the watch's selection on top of its buffer.
+	w.limit = c.opts.WatcherBufferSize + len(initial)
+	w.queueInitial(initial)
 	c.watchers[w] = struct{}{}
 	c.mu.Unlock()
-	if relay {
-		go w.run(initial)
-	}
+	context.AfterFunc(watchCtx, w.Stop)
 	return w, nil
 }
 
@@ -1227,6 +1205,14 @@ func (c *Cacher) growRingLocked() {
 	c.ring, c.ringHead = grown, 0
 }
 
+// watcherChannelSize is how many events wait in a watcher's channel, which
+// its client reads directly (the watch handler sees how many are waiting
+// and writes them together). Beyond it, up to WatcherBufferSize, events wait
+// in a slice that a goroutine moves into the channel as it empties: a full
+// channel per watch was 32 KB of pointers for the garbage collector to scan,
+// most of the heap with a thousand watches.
+const watcherChannelSize = 64
+
 // cacheWatcher is one watch served from the cache.
 type cacheWatcher struct {
 	cacher    *Cacher
@@ -1236,15 +1222,23 @@ type cacheWatcher struct {
 	recursive bool
 	pred      SelectionPredicate
 	bookmarks bool
-	// input is written and closed only under cacher.mu.
+	limit     int // events that may queue: in input and overflow together
+	// input is the channel the client reads; took gets a signal each time
+	// the relay moves an event into it.
 	input chan watch.Event
-	// result is input itself, or fed from it by run after a long initial
-	// list.
-	result   chan watch.Event
+	took  chan struct{}
+
+	mu sync.Mutex
+	// overflow is what waits behind a full input, relaying whether a
+	// goroutine is moving it into input, ended whether input is to be
+	// closed once it has.
+	overflow []watch.Event
+	relaying bool
+	ended    bool
 	stopOnce sync.Once
 }
 
-func (w *cacheWatcher) ResultChan() <-chan watch.Event { return w.result }
+func (w *cacheWatcher) ResultChan() <-chan watch.Event { return w.input }
 
 // Stop unregisters the watcher; its result channel is closed shortly after.
 func (w *cacheWatcher) Stop() {
@@ -1256,33 +1250,95 @@ func (w *cacheWatcher) Stop() {
 	})
 }
 
-// run sends the initial events, then the live ones, until stopped.
-func (w *cacheWatcher) run(initial []watch.Event) {
-	defer close(w.result)
-	defer w.Stop()
-	send := func(ev watch.Event) bool {
+// offer queues ev, or returns false when the watcher's buffer is full.
+func (w *cacheWatcher) offer(ev watch.Event) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.relaying {
 		select {
-		case w.result <- ev:
+		case w.input <- ev:
 			return true
-		case <-w.ctx.Done():
-			return false
-		case <-w.cacher.ctx.Done():
-			return false
+		default:
 		}
 	}
-	for _, ev := range initial {
-		if !send(ev) {
-			return
-		}
+	if len(w.overflow)+cap(w.input) >= w.limit {
+		return false
 	}
-	for {
+	w.overflow = append(w.overflow, ev)
+	if !w.relaying {
+		w.relaying = true
+		go w.relay()
+	}
+	return true
+}
+
+// queueInitial queues a new watcher's initial events: those the channel
+// holds, and the rest (the slice itself) as overflow.
+func (w *cacheWatcher) queueInitial(initial []watch.Event) {
+	n := min(len(initial), cap(w.input))
+	for _, ev := range initial[:n] {
+		w.input <- ev
+	}
+	if n < len(initial) {
+		w.overflow, w.relaying = initial[n:], true
+		go w.relay()
+	}
+}
+
+// end closes the channel, after the events queued and then last if there
+// is room for it.
+func (w *cacheWatcher) end(last *watch.Event) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ended {
+		return
+	}
+	w.ended = true
+	if w.relaying {
+		if last != nil {
+			w.overflow = append(w.overflow, *last)
+		}
+		return // the relay closes input when done
+	}
+	if last != nil {
 		select {
-		case ev, ok := <-w.input:
-			if !ok || !send(ev) {
-				return
+		case w.input <- *last:
+		default:
+		}
+	}
+	close(w.input)
+}
+
+// relay moves the overflow into input, in order, as the client reads, and
+// exits when it is empty (closing input if the watcher has ended). A
+// client that goes away, or a cache that stops, drops what is left.
+func (w *cacheWatcher) relay() {
+	for {
+		w.mu.Lock()
+		if len(w.overflow) == 0 || w.ctx.Err() != nil || w.cacher.ctx.Err() != nil {
+			w.overflow, w.relaying = nil, false
+			if w.ended {
+				close(w.input)
 			}
-		case <-w.ctx.Done():
+			w.mu.Unlock()
 			return
+		}
+		ev := w.overflow[0] // counted as queued until it is in input
+		w.mu.Unlock()
+		select {
+		case w.input <- ev:
+		case <-w.ctx.Done():
+			continue
+		case <-w.cacher.ctx.Done():
+			continue
+		}
+		w.mu.Lock()
+		w.overflow[0] = watch.Event{}
+		w.overflow = w.overflow[1:]
+		w.mu.Unlock()
+		select {
+		case w.took <- struct{}{}:
+		default:
 		}
 	}
 }

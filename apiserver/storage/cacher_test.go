@@ -475,6 +475,62 @@ func TestCacherSlowWatcherIsTerminated(t *testing.T) {
 	}
 }
 
+// Events beyond a watcher's channel wait in its overflow, in order, up to
+// WatcherBufferSize in all; a watcher that falls further behind is
+// terminated, and its channel ends after exactly what was queued.
+func TestCacherWatcherOverflow(t *testing.T) {
+	ctx := testContext(t)
+	cfg := testConfig(t)
+	const buffer = 100 // a channel of watcherChannelSize and the rest overflow
+	cacher := newReadyTestCacher(t, cfg, CacherOptions{WatcherBufferSize: buffer})
+	behind, err := cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer behind.Stop()
+	tooFar, err := cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tooFar.Stop()
+	createConfigMaps(t, cacher, cfg, "ns", buffer-10, nil)
+	rev, err := cacher.CurrentRevision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cacher.waitForRevision(ctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(behind.ResultChan()); n != watcherChannelSize {
+		t.Fatalf("%d events in the channel, want %d", n, watcherChannelSize)
+	}
+	// behind catches up now; tooFar never reads until it is cut off.
+	for i := range buffer - 10 {
+		expectEvent(t, behind, watch.Added, fmt.Sprintf("cm-%05d", i))
+	}
+	for i := buffer - 10; i < buffer+10; i++ {
+		name := fmt.Sprintf("cm-%05d", i)
+		if err := cacher.Create(ctx, objectKey(cfg, "ns", name), newConfigMap("ns", name, nil), &corev1.ConfigMap{}, 0); err != nil {
+			t.Fatal(err)
+		}
+		expectEvent(t, behind, watch.Added, fmt.Sprintf("cm-%05d", i))
+	}
+	if n := cacher.WatcherCount(); n != 1 {
+		t.Fatalf("WatcherCount = %d, want 1 (the one too far behind terminated)", n)
+	}
+	for i := range buffer {
+		expectEvent(t, tooFar, watch.Added, fmt.Sprintf("cm-%05d", i))
+	}
+	select {
+	case ev, open := <-tooFar.ResultChan():
+		if open {
+			t.Fatalf("after the %d queued events: %s, want the channel closed", buffer, ev.Type)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("terminated watcher's channel never closed")
+	}
+}
+
 func TestCacherStopClosesWatchers(t *testing.T) {
 	ctx := testContext(t)
 	cfg := testConfig(t)
@@ -793,15 +849,16 @@ func TestCachedItemJSONWithoutKind(t *testing.T) {
 	}
 }
 
-// A watch's events wait in a buffer the client reads itself (so the watch
+// A watch's events wait in a channel the client reads itself (so the watch
 // handler can see how many are queued and flush once it has caught up);
-// one that starts with more initial events than half that buffer has them
-// relayed. Either way the initial events come first, and ending the
-// watch's context, without Stop, unregisters it and closes its channel.
+// initial events beyond the channel's room wait in its overflow and are
+// relayed in order. Either way the initial events come first, and ending
+// the watch's context, without Stop, unregisters it and closes its channel.
 func TestCacherWatchDelivery(t *testing.T) {
 	cfg := testConfig(t)
 	createConfigMaps(t, NewStore(testClient, cfg), cfg, "ns", 3, nil)
-	cacher := newReadyTestCacher(t, cfg, CacherOptions{WatcherBufferSize: 4})
+	// A channel of 2: the 3 initial events and their bookmark overflow.
+	cacher := newReadyTestCacher(t, cfg, CacherOptions{WatcherBufferSize: 2})
 	for _, tc := range []struct {
 		name    string
 		initial bool
@@ -819,6 +876,9 @@ func TestCacherWatchDelivery(t *testing.T) {
 			}
 			if cacher.WatcherCount() != before+1 {
 				t.Fatalf("WatcherCount = %d, want %d", cacher.WatcherCount(), before+1)
+			}
+			if n := len(w.ResultChan()); tc.initial && n != 2 {
+				t.Fatalf("%d initial events in the channel, want 2 (the rest overflowing)", n)
 			}
 			if tc.initial {
 				for i := range 3 {
