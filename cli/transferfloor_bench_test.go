@@ -26,8 +26,9 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/net/http2"
 	"k8s.io/client-go/rest"
+
+	"github.com/devplane/devplane/apiserver/server"
 )
 
 // bytesServerEnv names the directory whose files the child serves.
@@ -125,19 +126,15 @@ func serveBytes(dir string) {
 		}),
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, NextProtos: []string{"h2"}},
 	}
-	const frame = 256 << 10 // as apiserver/server's serve.go
-	if err := http2.ConfigureServer(srv, &http2.Server{
-		MaxConcurrentStreams: 250, MaxReadFrameSize: frame, MaxUploadBufferPerStream: frame,
-		NewWriteScheduler: func() http2.WriteScheduler { return http2.NewRandomWriteScheduler() },
-	}); err != nil {
+	if err := server.ConfigureHTTP2(srv, 250); err != nil {
 		fail(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		fail(err)
 	}
 	fmt.Printf("https://%s\n", ln.Addr())
-	fail(srv.ServeTLS(ln, "", ""))
+	fail(srv.Serve(server.NewTLSListener(ln, srv.TLSConfig)))
 }
 
 func fail(err error) {

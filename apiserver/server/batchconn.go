@@ -97,7 +97,7 @@ type batchConn struct {
 
 	mu      sync.Mutex
 	changed *sync.Cond // queued bytes, written bytes, closing
-	queued  []byte // from batchBuffers while not idle
+	queued  []byte     // from batchBuffers while not idle
 	spare   []byte
 	err     error
 	closing bool

@@ -125,35 +125,10 @@ func (p *PreparedServer) Run(ctx context.Context) error {
 		IdleTimeout:       90 * time.Second,
 		ErrorLog:          nil,
 	}
-	// As kube-apiserver: many streams per connection, with frames and
-	// buffers large enough for big lists without flow-control stalls.
-	const frame = 256 << 10
-	h2 := &http2.Server{
-		MaxConcurrentStreams:         uint32(c.HTTP2MaxStreamsPerConnection),
-		MaxReadFrameSize:             frame,
-		MaxUploadBufferPerStream:     frame,
-		MaxUploadBufferPerConnection: int32(frame * c.HTTP2MaxStreamsPerConnection),
-		IdleTimeout:                  90 * time.Second,
-		// The default round-robin scheduler walks every open stream of the
-		// connection for each frame it writes; with hundreds of watches on
-		// a connection that walk was a fifth of the server's CPU under
-		// watch fan-out. This one looks only at streams with frames queued.
-		// (x/net deprecates custom schedulers as of Go 1.27, where
-		// net/http's own HTTP/2 takes over: measure again then.)
-		NewWriteScheduler: func() http2.WriteScheduler { return http2.NewRandomWriteScheduler() },
+	if err := ConfigureHTTP2(srv, c.HTTP2MaxStreamsPerConnection); err != nil {
+		return err
 	}
-	if err := http2.ConfigureServer(srv, h2); err != nil {
-		return fmt.Errorf("configuring HTTP/2: %w", err)
-	}
-	// As ConfigureServer's own, but HTTP/2 writes through a batchConn.
-	srv.TLSNextProto[http2.NextProtoTLS] = func(hs *http.Server, c *tls.Conn, h http.Handler) {
-		var ctx context.Context
-		if bc, ok := h.(interface{ BaseContext() context.Context }); ok {
-			ctx = bc.BaseContext() // net/http's per-connection context
-		}
-		h2.ServeConn(newBatchConn(c), &http2.ServeConnOpts{Context: ctx, Handler: h, BaseConfig: hs})
-	}
-	ln := tls.NewListener(keepAliveListener{c.Listener.(*net.TCPListener)}, srv.TLSConfig)
+	ln := NewTLSListener(c.Listener.(*net.TCPListener), srv.TLSConfig)
 
 	hookCtx, cancelHooks := context.WithCancel(context.Background())
 	defer cancelHooks()
@@ -200,6 +175,46 @@ func (p *PreparedServer) Run(ctx context.Context) error {
 	p.logger.Debug("drained", "took", time.Since(drainStart))
 	p.logger.Info("listener closed, requests drained")
 	return nil
+}
+
+// ConfigureHTTP2 sets srv up to serve HTTP/2 as devplane does (the
+// transfer-floor benchmark serves its bytes through the same).
+func ConfigureHTTP2(srv *http.Server, maxStreams int) error {
+	// As kube-apiserver: many streams per connection, with frames and
+	// buffers large enough for big lists without flow-control stalls.
+	const frame = 256 << 10
+	h2 := &http2.Server{
+		MaxConcurrentStreams:         uint32(maxStreams),
+		MaxReadFrameSize:             frame,
+		MaxUploadBufferPerStream:     frame,
+		MaxUploadBufferPerConnection: int32(frame * maxStreams),
+		IdleTimeout:                  90 * time.Second,
+		// The default round-robin scheduler walks every open stream of the
+		// connection for each frame it writes; with hundreds of watches on
+		// a connection that walk was a fifth of the server's CPU under
+		// watch fan-out. This one looks only at streams with frames queued.
+		// (x/net deprecates custom schedulers as of Go 1.27, where
+		// net/http's own HTTP/2 takes over: measure again then.)
+		NewWriteScheduler: func() http2.WriteScheduler { return http2.NewRandomWriteScheduler() },
+	}
+	if err := http2.ConfigureServer(srv, h2); err != nil {
+		return fmt.Errorf("configuring HTTP/2: %w", err)
+	}
+	// As ConfigureServer's own, but HTTP/2 writes through a batchConn.
+	srv.TLSNextProto[http2.NextProtoTLS] = func(hs *http.Server, c *tls.Conn, h http.Handler) {
+		var ctx context.Context
+		if bc, ok := h.(interface{ BaseContext() context.Context }); ok {
+			ctx = bc.BaseContext() // net/http's per-connection context
+		}
+		h2.ServeConn(newBatchConn(c), &http2.ServeConnOpts{Context: ctx, Handler: h, BaseConfig: hs})
+	}
+	return nil
+}
+
+// NewTLSListener is ln serving TLS with TCP keep-alive, each connection
+// under TLS a heldConn (for ConfigureHTTP2's batching).
+func NewTLSListener(ln *net.TCPListener, cfg *tls.Config) net.Listener {
+	return tls.NewListener(keepAliveListener{ln}, cfg)
 }
 
 // keepAliveListener turns on TCP keep-alive so dead clients are noticed,
