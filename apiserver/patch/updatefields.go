@@ -33,7 +33,8 @@ import (
 // updateEntry records manager's update of live to newObj in newObj's
 // managedFields as the chain would (only the time stamped can differ, as
 // between two calls), or reports false and leaves the managedFields as
-// they were. live is the caller's private copy; it is left as it came.
+// they were. live is the caller's private copy: like the chain, this sets
+// its apiVersion and kind; its managedFields are left as they came.
 func (f *FieldManager) updateEntry(live, newObj runtime.Object, manager string) bool {
 	if f.custom || !utf8.ValidString(manager) {
 		return false
