@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/devplane/devplane/apiserver/internal/keptstacks"
 	"github.com/devplane/devplane/apiserver/request"
 )
 
@@ -17,11 +18,9 @@ import (
 // request runs where it arrived, as before. It sits just inside request
 // info: long-running requests (watches, streams) keep their own goroutine.
 type grownStacks struct {
-	next  http.Handler
-	work  chan *stackJob
-	stop  chan struct{}
-	jobs  sync.Pool
-	start sync.Once
+	next    http.Handler
+	workers *keptstacks.Pool
+	jobs    sync.Pool
 }
 
 // grownStackWorkers is how many requests at once get a grown stack: more
@@ -34,11 +33,16 @@ type stackJob struct {
 	r        *http.Request
 	panicked any
 	done     chan struct{}
+	run      func() // g.serve(this job), made once per pooled job
 }
 
 func withGrownStacks(next http.Handler) *grownStacks {
-	g := &grownStacks{next: next, work: make(chan *stackJob), stop: make(chan struct{})}
-	g.jobs.New = func() any { return &stackJob{done: make(chan struct{}, 1)} }
+	g := &grownStacks{next: next, workers: keptstacks.New(grownStackWorkers)}
+	g.jobs.New = func() any {
+		job := &stackJob{done: make(chan struct{}, 1)}
+		job.run = func() { g.serve(job) }
+		return job
+	}
 	return g
 }
 
@@ -47,23 +51,17 @@ func (g *grownStacks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.next.ServeHTTP(w, r) // would keep a worker for minutes
 		return
 	}
-	g.start.Do(func() {
-		for range grownStackWorkers {
-			go g.worker()
-		}
-	})
 	job := g.jobs.Get().(*stackJob)
 	job.w, job.r = w, r
-	select {
-	case g.work <- job: // an idle worker took it
-	default:
+	if !g.workers.TryGo(job.run) { // every worker busy
+		job.w, job.r = nil, nil
 		g.jobs.Put(job)
 		g.next.ServeHTTP(w, r)
 		return
 	}
 	<-job.done
 	p := job.panicked
-	*job = stackJob{done: job.done}
+	job.w, job.r, job.panicked = nil, nil, nil
 	g.jobs.Put(job)
 	if p != nil {
 		// Re-raised where net/http expects it (http.ErrAbortHandler
@@ -72,19 +70,8 @@ func (g *grownStacks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (g *grownStacks) worker() {
-	for {
-		select {
-		case job := <-g.work:
-			g.serve(job)
-		case <-g.stop:
-			return
-		}
-	}
-}
-
 // Stop ends the idle workers; requests after it run where they arrive.
-func (g *grownStacks) Stop() { close(g.stop) }
+func (g *grownStacks) Stop() { g.workers.Stop() }
 
 func (g *grownStacks) serve(job *stackJob) {
 	defer func() {

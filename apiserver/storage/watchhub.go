@@ -9,6 +9,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/devplane/devplane/apiserver/internal/keptstacks"
 )
 
 // A watch hub is one etcd watch on a whole key root ("/registry/") shared
@@ -172,27 +174,10 @@ func (s *hubSub) enqueue(item hubItem) {
 // copy and a walk of every frame) on each drain: half of the caches' CPU
 // under a write load. A drain that finds them all busy gets a goroutine of
 // its own; an idle cache still costs none.
-var drainers struct {
-	start sync.Once
-	work  chan func()
-}
-
-const drainerCount = 4
+var drainers = keptstacks.New(4)
 
 func goDrain(drain func()) {
-	drainers.start.Do(func() {
-		drainers.work = make(chan func())
-		for range drainerCount {
-			go func() {
-				for drain := range drainers.work {
-					drain()
-				}
-			}()
-		}
-	})
-	select {
-	case drainers.work <- drain:
-	default:
+	if !drainers.TryGo(drain) {
 		go drain()
 	}
 }
