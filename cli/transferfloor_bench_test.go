@@ -1,21 +1,17 @@
 package cli_test
 
 // The transfer floor of BenchmarkServedLoad's lists: the very bytes
-// devplane answered, served from memory by a TLS + HTTP/2 server (x/net,
-// configured as devplane's) in another process, fetched by client-go's
-// transport. No API server answers a list faster over that transport, so
+// devplane answered, served from memory over TLS and HTTP/2 set up by
+// devplane's own code (server.ConfigureHTTP2) in another process, fetched
+// by client-go's transport. No API server answers a list faster over that transport, so
 // kube's time over this one bounds any ratio of list times.
 
 import (
 	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
-	"math/big"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -29,6 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/devplane/devplane/apiserver/server"
+	"github.com/devplane/devplane/certs"
 )
 
 // bytesServerEnv names the directory whose files the child serves.
@@ -47,6 +44,12 @@ func transferFloor(b *testing.B, bodies listBodies) *loadFigures {
 			b.Fatal(err)
 		}
 	}
+	// The child serves with this bundle's serving certificate (it loads
+	// what is here); the client trusts its CA.
+	bundle, err := servingBundle(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	child := exec.CommandContext(ctx, os.Args[0])
@@ -64,7 +67,7 @@ func transferFloor(b *testing.B, bodies listBodies) *loadFigures {
 	if err != nil {
 		b.Fatalf("bytes server: %v", err)
 	}
-	hc, err := rest.HTTPClientFor(&rest.Config{Host: strings.TrimSpace(url), TLSClientConfig: rest.TLSClientConfig{Insecure: true}})
+	hc, err := rest.HTTPClientFor(&rest.Config{Host: strings.TrimSpace(url), TLSClientConfig: rest.TLSClientConfig{CAData: bundle.CA.CertPEM}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -89,8 +92,8 @@ func transferFloor(b *testing.B, bodies listBodies) *loadFigures {
 }
 
 // serveBytes runs in the child: it serves each file of dir at /<name> over
-// TLS (a throwaway self-signed certificate) and HTTP/2 set up as devplane's
-// server is, and prints its URL.
+// TLS (dir's certificate bundle) and HTTP/2 set up as devplane's server is,
+// and prints its URL.
 func serveBytes(dir string) {
 	files := map[string][]byte{}
 	entries, err := os.ReadDir(dir)
@@ -98,19 +101,20 @@ func serveBytes(dir string) {
 		fail(err)
 	}
 	for _, e := range entries {
+		if e.IsDir() {
+			continue // the certificates
+		}
 		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		if err != nil {
 			fail(err)
 		}
 		files[e.Name()] = data
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	bundle, err := servingBundle(dir)
 	if err != nil {
 		fail(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	serving, err := bundle.Serving.TLSCertificate()
 	if err != nil {
 		fail(err)
 	}
@@ -124,7 +128,7 @@ func serveBytes(dir string) {
 			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 			_, _ = w.Write(body)
 		}),
-		TLSConfig: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, NextProtos: []string{"h2"}},
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{serving}, NextProtos: []string{"h2"}},
 	}
 	if err := server.ConfigureHTTP2(srv, 250); err != nil {
 		fail(err)
@@ -135,6 +139,12 @@ func serveBytes(dir string) {
 	}
 	fmt.Printf("https://%s\n", ln.Addr())
 	fail(srv.Serve(server.NewTLSListener(ln, srv.TLSConfig)))
+}
+
+// servingBundle is the certificate bundle kept in dir/pki: created by the
+// parent, loaded by the child.
+func servingBundle(dir string) (*certs.Bundle, error) {
+	return certs.Ensure(certs.Options{Dir: filepath.Join(dir, "pki"), Logger: slog.New(slog.DiscardHandler)})
 }
 
 func fail(err error) {

@@ -2,18 +2,15 @@ package server
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"io"
-	"math/big"
+	"log/slog"
 	"net"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/devplane/devplane/certs"
 )
 
 // countingConn records the writes that reach it.
@@ -61,13 +58,11 @@ func TestHeldConnGathersWrites(t *testing.T) {
 // plain.
 func tlsPair(t *testing.T) (server net.Conn, client *tls.Conn) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	bundle, err := certs.Ensure(certs.Options{Dir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), DNSNames: []string{"localhost"}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	serving, err := bundle.Serving.TLSCertificate()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,14 +78,14 @@ func tlsPair(t *testing.T) (server net.Conn, client *tls.Conn) {
 			accepted <- nil
 			return
 		}
-		tc := tls.Server(c, &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}})
+		tc := tls.Server(c, &tls.Config{Certificates: []tls.Certificate{serving}})
 		if tc.Handshake() != nil {
 			accepted <- nil
 			return
 		}
 		accepted <- newBatchConn(tc)
 	}()
-	client, err = tls.Dial("tcp", ln.Addr().String(), &tls.Config{InsecureSkipVerify: true}) // a throwaway certificate
+	client, err = tls.Dial("tcp", ln.Addr().String(), &tls.Config{RootCAs: bundle.CAPool()})
 	if err != nil {
 		t.Fatal(err)
 	}
