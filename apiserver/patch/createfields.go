@@ -112,7 +112,7 @@ func (f *FieldManager) createEntry(newObj runtime.Object, manager string) bool {
 	if err != nil || len(accessor.GetManagedFields()) > 0 {
 		return false
 	}
-	versioned, ok := f.versionedForCreate(newObj)
+	versioned, ok := f.plainVersioned(newObj)
 	if !ok {
 		return false
 	}
@@ -149,12 +149,12 @@ func (f *FieldManager) createEntry(newObj runtime.Object, manager string) bool {
 	return true
 }
 
-// versionedForCreate is the chain's conversion of newObj to the kind's
-// version, when it is a plain one: built-in objects of the kind's own type
+// plainVersioned is the chain's conversion of an object (a create's or
+// an update's) to the kind's version, when it is a plain one: built-in objects of the kind's own type
 // only get their apiVersion and kind set (in place, as the chain does);
 // custom resources must already be of the kind (the chain types a copy
 // that differs in nothing else).
-func (f *FieldManager) versionedForCreate(newObj runtime.Object) (runtime.Object, bool) {
+func (f *FieldManager) plainVersioned(newObj runtime.Object) (runtime.Object, bool) {
 	if f.custom {
 		u, ok := newObj.(*unstructured.Unstructured)
 		return u, ok && u.GroupVersionKind() == f.gvk

@@ -65,11 +65,11 @@ func (f *FieldManager) updateEntry(live, newObj runtime.Object, manager string) 
 	if len(sent) > 0 && (len(sent) != 1 || !sameEntry(sent[0], entry)) {
 		return false
 	}
-	versionedNew, ok := f.versionedForCreate(newObj)
+	versionedNew, ok := f.plainVersioned(newObj)
 	if !ok {
 		return false
 	}
-	versionedLive, ok := f.versionedForCreate(live)
+	versionedLive, ok := f.plainVersioned(live)
 	if !ok {
 		return false
 	}
