@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
@@ -15,10 +16,13 @@ import (
 
 // An update's managedFields through apimachinery's field manager were two
 // fifths of an update's handler CPU. The usual update of a built-in object
-// (by its only manager, through Update, with the same fields as before and
-// some of their values changed) keeps that manager's entry as it was and
-// stamps its time if a value changed; updateEntry records that case in
-// three walks of the two objects and sends every other to the chain.
+// is by its only manager, through Update, and that manager owns exactly
+// the object's fields; updateEntry records that case without the chain.
+// With the same fields before and after (some values changed) the entry
+// stays and its time is stamped if a value changed, in three walks of the
+// two objects; fields added or removed, or items of keyed lists changed,
+// take SMD's Compare and the set arithmetic below. Every other update
+// goes to the chain.
 //
 // Along the chain (createfields.go has the rest), with live's only entry
 // manager's Update of the main resource owning set S: the structured merge
@@ -26,9 +30,9 @@ import (
 // gives Added, Modified and Removed; manager keeps S less all three;
 // current-operation gets Added and Modified less stripMeta's fields, and
 // if that is not empty it is merged into manager's set and manager's time
-// stamped. When live and new have the same fields (nothing added or
-// removed) and S is exactly those fields, manager's set is S again, and
-// its time is stamped iff a value changed outside stripMeta's fields.
+// stamped. So manager ends with S less Removed, plus current-operation's
+// set; with nothing added or removed and S exactly the objects' fields,
+// that is S again, stamped iff a value changed outside stripMeta's fields.
 
 // updateEntry records manager's update of live to newObj in newObj's
 // managedFields as the chain would (only the time stamped can differ, as
@@ -91,21 +95,25 @@ func (f *FieldManager) updateEntry(live, newObj runtime.Object, manager string) 
 	if !ok {
 		return false
 	}
-	fields, err := createdFields(b, tvNew.AsValue())
-	if err != nil || fields == nil {
-		return false
-	}
 	liveFields, err := createdFields(b, tvLive.AsValue())
-	if err != nil || liveFields == nil || !fields.Equals(liveFields) {
+	if err != nil || liveFields == nil {
 		return false
 	}
-	raw, err := fields.ToJSON()
+	raw, err := liveFields.ToJSON()
 	if err != nil || !bytes.Equal(raw, entry.FieldsV1.Raw) {
-		return false
+		return false // manager's set is not exactly live's fields
 	}
-	changed, err := valuesChanged(b, tvLive.AsValue(), tvNew.AsValue())
-	if err != nil {
-		return false
+	changed := false
+	fields, err := createdFields(b, tvNew.AsValue())
+	if err == nil && fields != nil && fields.Equals(liveFields) {
+		changed, err = valuesChanged(b, tvLive.AsValue(), tvNew.AsValue())
+	} else {
+		err = errNoShortcut
+	}
+	if err != nil { // fields added or removed, or items of a keyed list changed
+		if raw, changed, err = comparedEntry(tvLive, tvNew, liveFields); err != nil {
+			return false
+		}
 	}
 	entry.FieldsV1 = &metav1.FieldsV1{Raw: raw}
 	if changed {
@@ -114,6 +122,47 @@ func (f *FieldManager) updateEntry(live, newObj runtime.Object, manager string) 
 	newAccessor.SetManagedFields([]metav1.ManagedFieldsEntry{entry})
 	recorded = true
 	return true
+}
+
+// strippedSet is stripped as a set, which stripMeta takes from every
+// entry.
+var strippedSet = func() *fieldpath.Set {
+	set := &fieldpath.Set{}
+	var add func(prefix fieldpath.Path, strip *strippedFields)
+	add = func(prefix fieldpath.Path, strip *strippedFields) {
+		for name := range strip.here {
+			set.Insert(append(prefix.Copy(), fieldpath.PathElement{FieldName: &name}))
+		}
+		for name, below := range strip.below {
+			add(append(prefix.Copy(), fieldpath.PathElement{FieldName: &name}), below)
+		}
+	}
+	add(nil, stripped)
+	return set
+}()
+
+// comparedEntry is manager's set after the chain's update of live to obj
+// when manager owned exactly live's fields (owned), with SMD's own
+// Compare: owned less Removed, joined by Added and Modified less
+// stripMeta's fields (current-operation's set, whose fields it took from
+// manager as conflicts come back with it), and whether that last part
+// stamps the time. A set left empty, which the chain drops, is
+// errNoShortcut.
+func comparedEntry(live, obj *typed.TypedValue, owned *fieldpath.Set) ([]byte, bool, error) {
+	c, err := live.Compare(obj)
+	if err != nil {
+		return nil, false, errNoShortcut
+	}
+	taken := c.Modified.Union(c.Added).Difference(strippedSet)
+	set := owned.Difference(c.Removed).Union(taken)
+	if set.Empty() {
+		return nil, false, errNoShortcut
+	}
+	raw, err := set.ToJSON()
+	if err != nil {
+		return nil, false, errNoShortcut
+	}
+	return raw, !taken.Empty(), nil
 }
 
 // ownUpdateEntry tells whether e is manager's Update entry of the main

@@ -136,9 +136,16 @@ func TestUpdateShortcutMatchesChain(t *testing.T) {
 		{"a value changed, managedFields not sent", edit(func(c *corev1.ConfigMap) { c.Data["b"] = ""; c.ManagedFields = nil }), "m", true},
 		{"a label changed", edit(func(c *corev1.ConfigMap) { c.Labels["app"] = "y" }), "m", true},
 		{"only stripped fields changed", edit(func(c *corev1.ConfigMap) { c.ResourceVersion = "9"; c.Generation = 3; c.UID = "u" }), "m", true},
-		{"a key added", edit(func(c *corev1.ConfigMap) { c.Data["c"] = "3" }), "m", false},
-		{"a key removed", edit(func(c *corev1.ConfigMap) { delete(c.Data, "b") }), "m", false},
-		{"a field added", edit(func(c *corev1.ConfigMap) { c.Immutable = ptr.To(false) }), "m", false},
+		{"a key added", edit(func(c *corev1.ConfigMap) { c.Data["c"] = "3" }), "m", true},
+		{"a key removed", edit(func(c *corev1.ConfigMap) { delete(c.Data, "b") }), "m", true},
+		{"a key added, one removed", edit(func(c *corev1.ConfigMap) { delete(c.Data, "a"); c.Data["c"] = "3" }), "m", true},
+		{"a field added", edit(func(c *corev1.ConfigMap) { c.Immutable = ptr.To(false) }), "m", true},
+		{"a map added", edit(func(c *corev1.ConfigMap) { c.Annotations = map[string]string{"note": "n"} }), "m", true},
+		{"a map removed", edit(func(c *corev1.ConfigMap) { c.Labels = nil }), "m", true},
+		{"a map emptied", edit(func(c *corev1.ConfigMap) { c.Labels = map[string]string{} }), "m", true},
+		{"a stripped field added", edit(func(c *corev1.ConfigMap) { c.Generation = 2; c.Data["c"] = "3" }), "m", true},
+		{"every field removed", edit(func(c *corev1.ConfigMap) { c.Labels = nil; c.Data = nil }), "m", false},
+		{"a field added by another manager", edit(func(c *corev1.ConfigMap) { c.Data["c"] = "3" }), "other", false},
 		{"another manager", edit(func(c *corev1.ConfigMap) { c.Data["a"] = "other" }), "other", false},
 		{"managedFields edited", edit(func(c *corev1.ConfigMap) { c.ManagedFields[0].Manager = "renamed" }), "m", false},
 		{"managedFields reset", edit(func(c *corev1.ConfigMap) { c.ManagedFields = []metav1.ManagedFieldsEntry{{}} }), "m", false},
@@ -185,8 +192,8 @@ func TestUpdateShortcutFieldBackToEmpty(t *testing.T) {
 	}
 }
 
-// A Deployment: a scalar's change is the shortcut's; a change inside a
-// list whose items SMD matches by key (containers) is the chain's.
+// A Deployment: a scalar's change, and changes inside lists whose items
+// SMD matches by key (containers, their env), all alike.
 func TestUpdateShortcutDeployment(t *testing.T) {
 	f := BuiltinFieldManager(deploymentGVK)
 	d := testDeployment()
@@ -199,8 +206,24 @@ func TestUpdateShortcutDeployment(t *testing.T) {
 	}
 	image := created.DeepCopy()
 	image.Spec.Template.Spec.Containers[0].Image = "other:2"
-	if updatesAlike(t, "image", f, created, image, "kubectl-create") {
-		t.Error("image: the shortcut took a change inside containers")
+	if !updatesAlike(t, "image", f, created, image, "kubectl-create") {
+		t.Error("image: the chain was used")
+	}
+	env := created.DeepCopy()
+	env.Spec.Template.Spec.Containers[0].Env = append(env.Spec.Template.Spec.Containers[0].Env, corev1.EnvVar{Name: "ADDED", Value: "1"})
+	if !updatesAlike(t, "env added", f, created, env, "kubectl-create") {
+		t.Error("env added: the chain was used")
+	}
+	sidecar := created.DeepCopy()
+	sidecar.Spec.Template.Spec.Containers = append(sidecar.Spec.Template.Spec.Containers, corev1.Container{Name: "sidecar", Image: "s:1"})
+	if !updatesAlike(t, "container added", f, created, sidecar, "kubectl-create") {
+		t.Error("container added: the chain was used")
+	}
+	withSidecar := aged(viaChain(t, f, created, sidecar, "kubectl-create"))
+	removed := created.DeepCopy()
+	removed.ManagedFields = nil // as not sent: the shortcut keeps live's
+	if !updatesAlike(t, "container removed", f, withSidecar, removed, "kubectl-create") {
+		t.Error("container removed: the chain was used")
 	}
 }
 
@@ -238,9 +261,21 @@ func TestUpdateShortcutEveryBuiltinKind(t *testing.T) {
 			taken++
 		}
 		updatesAlike(t, k.Kind+" unchanged", f, created, created.DeepCopyObject(), "m")
+		added := created.DeepCopyObject()
+		added.(metav1.Object).SetLabels(map[string]string{"added": "1"})
+		if updatesAlike(t, k.Kind+" labels replaced", f, created, added, "m") {
+			taken++
+		}
+		emptied := created.DeepCopyObject()
+		emptied.(metav1.Object).SetLabels(nil)
+		emptied.(metav1.Object).SetAnnotations(nil)
+		updatesAlike(t, k.Kind+" labels and annotations removed", f, created, emptied, "m")
+		populatedAgain := created.DeepCopyObject()
+		populatedAgain.(metav1.Object).SetManagedFields(nil)
+		updatesAlike(t, k.Kind+" back to populated", f, aged(viaChain(t, f, created, emptied, "m")), populatedAgain, "m")
 	}
 	if taken == 0 {
 		t.Error("no kind's update took the shortcut")
 	}
-	t.Logf("%d of %d kinds' updates took the shortcut", taken, len(builtin.Kinds()))
+	t.Logf("%d of %d kinds' updates took the shortcut", taken, 2*len(builtin.Kinds()))
 }
