@@ -142,6 +142,17 @@ func (f Func) Validate(ctx context.Context, a *Attributes) error {
 	return f.ValidateFunc(ctx, a)
 }
 
+// ListedOnWrites are the resources the chain lists from the watch cache as
+// it admits writes: its own configurations and quotas on every write,
+// limit ranges, priority and storage classes on creates of pods and
+// claims. They are small and rarely change; a Source may keep them at hand.
+func ListedOnWrites() []schema.GroupVersionResource {
+	return []schema.GroupVersionResource{
+		mutatingConfigsGVR, validatingConfigsGVR, mutatingPoliciesGVR, mutatingBindingsGVR,
+		policiesGVR, bindingsGVR, resourceQuotasGVR, limitRangesGVR, priorityClassesGVR, storageClassesGVR,
+	}
+}
+
 // Source reads the objects admission needs (configurations, namespaces,
 // quotas); controlplane provides it from the core registry.
 type Source interface {

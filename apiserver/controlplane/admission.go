@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"context"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -14,13 +15,14 @@ import (
 	"github.com/devplane/devplane/apiserver/admission"
 	"github.com/devplane/devplane/apiserver/registry"
 	"github.com/devplane/devplane/apiserver/request"
+	"github.com/devplane/devplane/apiserver/storage"
 )
 
 // installAdmission gives the core and the extensions registries
 // kube-apiserver's default admission chain, so webhooks and policies see
 // custom resources too.
 func (cp *ControlPlane) installAdmission() {
-	src := &registrySource{regs: cp.localRegistries}
+	src := newRegistrySource(cp.localRegistries)
 	chain, err := admission.NewChain(src)
 	if err != nil {
 		// Only a broken Pod Security policy library gets here.
@@ -34,8 +36,39 @@ func (cp *ControlPlane) installAdmission() {
 
 // registrySource reads what admission needs straight from the local
 // registries' stores, built-in and custom (the watch cache unless a
-// consistent read is asked).
-type registrySource struct{ regs func() []*registry.Registry }
+// consistent read is asked). What admission lists on writes it reads from
+// mirrors of the watch caches, made on first use.
+type registrySource struct {
+	regs func() []*registry.Registry
+
+	mu      sync.Mutex
+	mirrors map[schema.GroupVersionResource]*storage.Mirror // nil: not mirrored
+}
+
+func newRegistrySource(regs func() []*registry.Registry) *registrySource {
+	s := &registrySource{regs: regs, mirrors: map[schema.GroupVersionResource]*storage.Mirror{}}
+	for _, gvr := range admission.ListedOnWrites() {
+		s.mirrors[gvr] = nil
+	}
+	return s
+}
+
+// mirror is gvr's mirror when it has one or one can be made.
+func (s *registrySource) mirror(gvr schema.GroupVersionResource, st *registry.Store) *storage.Mirror {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, listed := s.mirrors[gvr]
+	if !listed || m != nil {
+		return m
+	}
+	m, ok := storage.NewMirror(st)
+	if !ok {
+		delete(s.mirrors, gvr) // not a watch cache: never mirrored
+		return nil
+	}
+	s.mirrors[gvr] = m
+	return m
+}
 
 func (s *registrySource) store(gvr schema.GroupVersionResource) (*registry.Store, error) {
 	for _, reg := range s.regs() {
@@ -81,6 +114,10 @@ func (s *registrySource) List(ctx context.Context, gvr schema.GroupVersionResour
 	opts := metav1.ListOptions{ResourceVersion: "0"}
 	if consistent {
 		opts.ResourceVersion = ""
+	} else if m := s.mirror(gvr, st); m != nil {
+		if objs, ok := m.Objects(namespace); ok {
+			return objs, nil
+		}
 	}
 	list, err := st.List(ctx, namespace, opts)
 	if err != nil {
