@@ -58,6 +58,7 @@ type handler struct {
 	codecs     serializer.CodecFactory
 	params     runtime.ParameterCodec
 	jsonInfo   runtime.SerializerInfo
+	json       jsonDecoders // request bodies in JSON
 	mediaTypes []string
 	discovery  *DiscoveryHandler
 	events     encodedEvents // recent watch events, encoded once for all watchers
@@ -73,7 +74,7 @@ func NewAPIHandler(reg *registry.Registry, opts Options) http.Handler {
 		opts.MaxWatchTimeout = 30 * time.Minute
 	}
 	h := &handler{reg: reg, opts: opts, scheme: opts.Scheme, codecs: opts.Codecs,
-		params: runtime.NewParameterCodec(opts.Scheme)}
+		params: runtime.NewParameterCodec(opts.Scheme), json: newJSONDecoders(opts.Scheme)}
 	for _, info := range opts.Codecs.SupportedMediaTypes() {
 		h.mediaTypes = append(h.mediaTypes, info.MediaType)
 		if info.MediaType == runtime.ContentTypeJSON {

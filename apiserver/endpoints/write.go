@@ -160,9 +160,19 @@ func (h *handler) decodeBody(wr *writeRequest, gvk schema.GroupVersionKind, newO
 	if !ok {
 		return nil, patch.UnsupportedMediaType(h.mediaTypes)
 	}
-	decoder := info.Serializer
-	if validation != "Ignore" && info.StrictSerializer != nil {
-		decoder = info.StrictSerializer
+	strict := validation != "Ignore" && info.StrictSerializer != nil
+	decode := info.Serializer.Decode
+	switch {
+	case info.MediaType == runtime.ContentTypeJSON && strict:
+		decode = func(data []byte, gvk *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+			return decodeJSON(h.json.strict, data, gvk, into)
+		}
+	case info.MediaType == runtime.ContentTypeJSON:
+		decode = func(data []byte, gvk *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+			return decodeJSON(h.json.plain, data, gvk, into)
+		}
+	case strict:
+		decode = info.StrictSerializer.Decode
 	}
 	cannotHandle := func(err error) error {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
@@ -177,7 +187,7 @@ func (h *handler) decodeBody(wr *writeRequest, gvk schema.GroupVersionKind, newO
 	if len(body) == 0 {
 		return nil, apierrors.NewBadRequest("the request body is empty")
 	}
-	obj, got, err := decoder.Decode(body, &gvk, newObj())
+	obj, got, err := decode(body, &gvk, newObj())
 	if err != nil && runtime.IsNotRegisteredError(err) {
 		if peeked, ok := peekGVK(body); ok && peeked.GroupVersion() != gvk.GroupVersion() {
 			got, err = &peeked, nil
