@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"runtime/debug"
 	"testing"
 	"time"
 )
@@ -53,5 +54,61 @@ func TestQuietRateScalesWithWhatABurstLeft(t *testing.T) {
 		if quiet := tc.rate*mb <= quietRate(tc.held, tc.live); quiet != tc.quiet {
 			t.Errorf("held %d MB, live %d MB, %v MB/s: quiet %v, want %v", tc.held/mb, tc.live/mb, tc.rate, quiet, tc.quiet)
 		}
+	}
+}
+
+// currentGCPercent reads GOGC (SetGCPercent returns the old value).
+func currentGCPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
+func TestBusyPercentKeepsTheHeapWithinBudget(t *testing.T) {
+	const mb = 1 << 20
+	for _, tc := range []struct {
+		live uint64
+		want int
+	}{
+		{0, 300}, {20 * mb, 300}, {48 * mb, 300}, {96 * mb, 200}, {192 * mb, 150}, {960 * mb, 110}, {100_000 * mb, 100},
+	} {
+		got := busyPercent(tc.live)
+		if got != tc.want {
+			t.Errorf("live %d MB: GOGC %d, want %d", tc.live/mb, got, tc.want)
+		}
+		if extra := tc.live * uint64(got-100) / 100; got > 100 && got < maxBusyPercent && extra > busyHeapBudget {
+			t.Errorf("live %d MB: GOGC %d lets the heap grow %d MB beyond GOGC=100's goal", tc.live/mb, got, extra/mb)
+		}
+	}
+}
+
+// Allocating fast raises GOGC; allocating slowly again restores 100.
+func TestGCPacerFollowsTheAllocationRate(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(before) })
+	p := newGCPacer()
+	t0 := time.Now()
+	p.tick(t0)
+	// Half of busyAllocRate in a quarter second: twice the busy rate.
+	for range 8 {
+		sink = append(sink, make([]byte, busyAllocRate/16))
+	}
+	sink = nil
+	p.tick(t0.Add(250 * time.Millisecond))
+	if !p.busy || currentGCPercent() <= 100 {
+		t.Fatalf("after allocating at twice the busy rate: busy %v, GOGC %d", p.busy, currentGCPercent())
+	}
+	// A slower stretch above a quarter of the rate keeps it busy.
+	for range 2 {
+		sink = append(sink, make([]byte, busyAllocRate/16))
+	}
+	sink = nil
+	p.tick(t0.Add(500 * time.Millisecond))
+	if !p.busy {
+		t.Fatal("allocating at half the busy rate ended the busy state")
+	}
+	p.tick(t0.Add(1500 * time.Millisecond))
+	if p.busy || currentGCPercent() != 100 {
+		t.Fatalf("after a quiet second: busy %v, GOGC %d", p.busy, currentGCPercent())
 	}
 }

@@ -437,6 +437,7 @@ func (o *UpOptions) Run(parent context.Context, stdout *os.File, stderr io.Write
 
 	runErr := make(chan error, 1)
 	go func() { runErr <- cp.Run(ctx) }()
+	go paceGC(ctx)
 	go watchProgress(ctx, cp, board, dashboard.Summary{
 		URL: cp.URL(), Kubeconfig: o.Kubeconfig, Context: contextName, Merged: merged,
 	})

@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"runtime/debug"
+	"runtime/metrics"
+	"time"
+)
+
+// Under a sustained load of writes, a tenth of devplane's CPU went to
+// collecting garbage: the live heap is small (tens of MB) next to what
+// requests allocate (~150 MB a second at 3,000 writes/s), so with Go's
+// default GOGC=100 it collected several times a second. With GOGC=300 the
+// same writes took 10–14% less CPU and went 8–12% faster. gcPacer raises
+// GOGC while the process allocates fast, by as much as lets the heap grow
+// busyHeapBudget beyond what GOGC=100 would hold (a large live heap gets
+// little or nothing), and once allocation falls back restores GOGC=100 and
+// returns the difference to the OS at once: an idle devplane is as small
+// as before, and a burst's memory is back within a second of its end.
+type gcPacer struct {
+	samples    []metrics.Sample
+	lastAllocs uint64
+	lastSample time.Time
+	busy       bool
+	percent    int // GOGC set while busy
+}
+
+const (
+	// busyAllocRate: allocating this many bytes a second or more makes
+	// the process busy; below a quarter of it, it is busy no more.
+	busyAllocRate = 64 << 20
+	// busyHeapBudget bounds the heap a busy process may hold beyond
+	// GOGC=100's goal.
+	busyHeapBudget = 96 << 20
+	maxBusyPercent = 300
+	gcPaceEvery    = 250 * time.Millisecond
+)
+
+func newGCPacer() *gcPacer {
+	return &gcPacer{samples: []metrics.Sample{
+		{Name: "/gc/heap/allocs:bytes"},
+		{Name: "/gc/heap/live:bytes"},
+	}}
+}
+
+// paceGC runs a gcPacer until ctx ends, unless the user chose GOGC or a
+// memory limit themselves.
+func paceGC(ctx context.Context) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	p := newGCPacer()
+	t := time.NewTicker(gcPaceEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			if p.busy {
+				debug.SetGCPercent(100)
+			}
+			return
+		case now := <-t.C:
+			p.tick(now)
+		}
+	}
+}
+
+// busyPercent is the GOGC that lets a heap of live bytes grow at most
+// busyHeapBudget beyond GOGC=100's goal (live × 2), within 100–300.
+func busyPercent(live uint64) int {
+	if live == 0 {
+		return maxBusyPercent
+	}
+	return int(min(max(100+100*uint64(busyHeapBudget)/live, 100), maxBusyPercent))
+}
+
+// tick samples the allocation rate since the last tick and moves in and
+// out of the busy state.
+func (p *gcPacer) tick(now time.Time) {
+	metrics.Read(p.samples)
+	value := func(i int) uint64 {
+		if p.samples[i].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return p.samples[i].Value.Uint64()
+	}
+	allocs, live := value(0), value(1)
+	allocated, elapsed := allocs-p.lastAllocs, now.Sub(p.lastSample)
+	first := p.lastSample.IsZero()
+	p.lastAllocs, p.lastSample = allocs, now
+	if first || elapsed <= 0 {
+		return
+	}
+	rate := float64(allocated) / elapsed.Seconds()
+	switch {
+	case !p.busy && rate >= busyAllocRate:
+		p.busy = true
+		p.percent = 0
+		p.setPercent(busyPercent(live))
+	case p.busy && rate < busyAllocRate/4:
+		p.busy = false
+		debug.SetGCPercent(100)
+		debug.FreeOSMemory() // the heap the busy GOGC let grow
+	case p.busy:
+		p.setPercent(busyPercent(live)) // follow a live heap that grows
+	}
+}
+
+// setPercent sets GOGC to percent when it moved by a tenth or more (each
+// change costs the runtime a brief stop).
+func (p *gcPacer) setPercent(percent int) {
+	if diff := percent - p.percent; diff*10 > -p.percent && diff*10 < p.percent && p.percent != 0 {
+		return
+	}
+	p.percent = percent
+	debug.SetGCPercent(percent)
+}
