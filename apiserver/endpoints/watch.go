@@ -107,11 +107,13 @@ func (h *handler) writeEvent(ctx context.Context, w http.ResponseWriter, r *http
 // later. After each flush a busy watch sleeps the window out, its events
 // queueing in the channel, so its goroutine wakes once a window rather than
 // for the first event of each. A watch with fewer events flushes each as
-// soon as it is written.
+// soon as it is written. With a thousand watchers of 500 writes a second,
+// a 15 ms window gave a lower delivery p99 than 10 ms (52 against 57 ms
+// over five runs each, p50 a millisecond higher) and 20 ms no lower.
 const (
 	flushBucket = 100 * time.Millisecond
 	busyFlushes = 10
-	flushWindow = 10 * time.Millisecond
+	flushWindow = 15 * time.Millisecond
 )
 
 // watchFlusher decides when a watch's written events are flushed.
