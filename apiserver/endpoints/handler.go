@@ -7,6 +7,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -62,6 +63,8 @@ type handler struct {
 	mediaTypes []string
 	discovery  *DiscoveryHandler
 	events     encodedEvents // recent watch events, encoded once for all watchers
+	// busyWatches counts watches flushing at most once a window (watchFlusher).
+	busyWatches atomic.Int64
 }
 
 // NewAPIHandler serves the resources of reg under /api and /apis, and

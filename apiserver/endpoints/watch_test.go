@@ -1,6 +1,8 @@
 package endpoints
 
 import (
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,9 +17,37 @@ func (c *countingFlusher) Flush() { c.n++ }
 // busyFlushes times a flushBucket; then it flushes at most once a
 // flushWindow and sleeps through each window (its events queueing) until
 // a window passes with nothing written, and it quietens again.
+//
+// The window is fewBusyWindow while few of the handler's watches are busy
+// and flushWindow once many are; the handler's count follows this watch.
 func TestWatchFlusher(t *testing.T) {
+	for _, others := range []int64{0, manyBusyWatches} {
+		busy := &atomic.Int64{}
+		busy.Store(others)
+		want := fewBusyWindow
+		if others > 0 {
+			want = flushWindow
+		}
+		t.Run(fmt.Sprintf("%d other busy watches", others), func(t *testing.T) {
+			testWatchFlusher(t, busy, want)
+			if n := busy.Load(); n != others {
+				t.Errorf("busy watches %d after the watch stopped, want %d", n, others)
+			}
+			// A watch that ends while busy leaves the count too.
+			ending := watchFlusher{busyWatches: busy}
+			ending.setBusy(true)
+			ending.stop()
+			if n := busy.Load(); n != others {
+				t.Errorf("busy watches %d after a busy watch ended, want %d", n, others)
+			}
+		})
+	}
+}
+
+func testWatchFlusher(t *testing.T, busyWatches *atomic.Int64, window time.Duration) {
+	others := busyWatches.Load()
 	cf := &countingFlusher{}
-	f := watchFlusher{flusher: cf}
+	f := watchFlusher{flusher: cf, busyWatches: busyWatches}
 	defer f.stop()
 	now := time.Unix(1000, 0)
 	step := func(d time.Duration) { now = now.Add(d) }
@@ -61,10 +91,16 @@ func TestWatchFlusher(t *testing.T) {
 	if !f.busy || !f.deferred {
 		t.Fatalf("after 120 ms of events every 2 ms: busy %v, sleeping %v", f.busy, f.deferred)
 	}
+	if n := busyWatches.Load(); n != others+1 {
+		t.Fatalf("busy watches %d while this one is busy, want %d", n, others+1)
+	}
+	if f.window() != window {
+		t.Fatalf("window %v, want %v", f.window(), window)
+	}
 	// Events written while it slept go out together when the window ends,
 	// and it sleeps again.
 	fired("after the first busy flush")
-	step(flushWindow)
+	step(window)
 	flushed := cf.n
 	f.wrote()
 	f.wrote()
@@ -74,7 +110,7 @@ func TestWatchFlusher(t *testing.T) {
 	}
 	// A window with nothing written: no flush, and it waits for events.
 	fired("after a window's events")
-	step(flushWindow)
+	step(window)
 	f.caughtUp(now)
 	if cf.n != flushed+1 || f.deferred {
 		t.Fatalf("after an empty window: %d flushes (want %d), sleeping %v", cf.n, flushed+1, f.deferred)
@@ -96,6 +132,9 @@ func TestWatchFlusher(t *testing.T) {
 	}
 	if f.busy || f.deferred {
 		t.Fatalf("after flushes 60 ms apart: busy %v, sleeping %v", f.busy, f.deferred)
+	}
+	if n := busyWatches.Load(); n != others {
+		t.Fatalf("busy watches %d once this one quietened, want %d", n, others)
 	}
 	before := cf.n
 	step(time.Millisecond)
