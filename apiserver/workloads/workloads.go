@@ -183,7 +183,11 @@ func (m *Machinery) Run(ctx context.Context) error {
 		wg.Go(func() { m.heartbeat(ctx, n) })
 	}
 
-	factory.Start(ctx.Done())
+	// The shared factory starts in startControllers, once every kube
+	// controller has added its handlers: a handler added to a running
+	// informer is called at once, and the disruption controller's pod
+	// handler read its PDB lister before setting it (a nil dereference
+	// when pods already existed).
 	var waits []func() bool
 	waits = append(waits, factory.Core().V1().Pods().Informer().HasSynced)
 	wg.Go(func() { k.run(ctx) })
