@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"runtime/debug"
-	"runtime/metrics"
 	"time"
 )
 
@@ -20,11 +19,9 @@ import (
 // returns the difference to the OS at once: an idle devplane is as small
 // as before, and a burst's memory is back within a second of its end.
 type gcPacer struct {
-	samples    []metrics.Sample
-	lastAllocs uint64
-	lastSample time.Time
-	busy       bool
-	percent    int // GOGC set while busy
+	sampler allocSampler
+	busy    bool
+	percent int // GOGC set while busy
 }
 
 const (
@@ -39,10 +36,7 @@ const (
 )
 
 func newGCPacer() *gcPacer {
-	return &gcPacer{samples: []metrics.Sample{
-		{Name: "/gc/heap/allocs:bytes"},
-		{Name: "/gc/heap/live:bytes"},
-	}}
+	return &gcPacer{sampler: newAllocSampler("/gc/heap/live:bytes")}
 }
 
 // paceGC runs a gcPacer until ctx ends, unless the user chose GOGC or a
@@ -79,20 +73,11 @@ func busyPercent(live uint64) int {
 // tick samples the allocation rate since the last tick and moves in and
 // out of the busy state.
 func (p *gcPacer) tick(now time.Time) {
-	metrics.Read(p.samples)
-	value := func(i int) uint64 {
-		if p.samples[i].Value.Kind() != metrics.KindUint64 {
-			return 0
-		}
-		return p.samples[i].Value.Uint64()
-	}
-	allocs, live := value(0), value(1)
-	allocated, elapsed := allocs-p.lastAllocs, now.Sub(p.lastSample)
-	first := p.lastSample.IsZero()
-	p.lastAllocs, p.lastSample = allocs, now
-	if first || elapsed <= 0 {
+	values, allocated, elapsed, ok := p.sampler.read(now)
+	if !ok || elapsed <= 0 {
 		return
 	}
+	live := values[0]
 	rate := float64(allocated) / elapsed.Seconds()
 	switch {
 	case !p.busy && rate >= busyAllocRate:

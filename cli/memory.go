@@ -12,9 +12,7 @@ import (
 // difference for minutes (the heap goal is twice the live heap, and the
 // scavenger is gradual), and on a laptop that memory belongs elsewhere.
 type burstReleaser struct {
-	samples    []metrics.Sample
-	lastAllocs uint64
-	lastSample time.Time
+	sampler allocSampler
 	// quiet is how long the process has been quiet, as measured between
 	// samples (the caller's pace does not matter).
 	quiet       time.Duration
@@ -55,33 +53,55 @@ func quietRate(held, live uint64) float64 {
 }
 
 func newBurstReleaser() *burstReleaser {
-	return &burstReleaser{samples: []metrics.Sample{
-		{Name: "/gc/heap/allocs:bytes"},
-		{Name: "/gc/heap/live:bytes"},
-		{Name: "/memory/classes/heap/objects:bytes"},
-		{Name: "/memory/classes/heap/unused:bytes"},
-		{Name: "/memory/classes/heap/free:bytes"},
-	}, lastRelease: time.Now()}
+	return &burstReleaser{sampler: newAllocSampler(
+		"/gc/heap/live:bytes",
+		"/memory/classes/heap/objects:bytes",
+		"/memory/classes/heap/unused:bytes",
+		"/memory/classes/heap/free:bytes",
+	), lastRelease: time.Now()}
+}
+
+// allocSampler reads runtime metrics, and how much the heap allocated
+// since its previous read.
+type allocSampler struct {
+	samples    []metrics.Sample // /gc/heap/allocs:bytes, then those named
+	lastAllocs uint64
+	lastSample time.Time
+}
+
+func newAllocSampler(names ...string) allocSampler {
+	samples := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	for _, name := range names {
+		samples = append(samples, metrics.Sample{Name: name})
+	}
+	return allocSampler{samples: samples}
+}
+
+// read returns the named metrics' values in order, and the bytes
+// allocated and the time elapsed since the previous read; ok is false on
+// the first read, which only sets the baseline.
+func (s *allocSampler) read(now time.Time) (values []uint64, allocated uint64, elapsed time.Duration, ok bool) {
+	metrics.Read(s.samples)
+	all := make([]uint64, len(s.samples))
+	for i := range s.samples {
+		if s.samples[i].Value.Kind() == metrics.KindUint64 {
+			all[i] = s.samples[i].Value.Uint64()
+		}
+	}
+	allocated, elapsed = all[0]-s.lastAllocs, now.Sub(s.lastSample)
+	ok = !s.lastSample.IsZero()
+	s.lastAllocs, s.lastSample = all[0], now
+	return all[1:], allocated, elapsed, ok
 }
 
 // tick is called every second or so; it releases once quietFor of quiet
 // follows a burst that left enough behind.
 func (r *burstReleaser) tick(now time.Time) {
-	metrics.Read(r.samples)
-	value := func(i int) uint64 {
-		if r.samples[i].Value.Kind() != metrics.KindUint64 {
-			return 0
-		}
-		return r.samples[i].Value.Uint64()
-	}
-	allocs, live := value(0), value(1)
-	held := value(2) + value(3) + value(4)
-	allocated, elapsed := allocs-r.lastAllocs, now.Sub(r.lastSample)
-	first := r.lastSample.IsZero()
-	r.lastAllocs, r.lastSample = allocs, now
-	if first {
+	values, allocated, elapsed, ok := r.sampler.read(now)
+	if !ok {
 		return
 	}
+	live, held := values[0], values[1]+values[2]+values[3]
 	if float64(allocated) > quietRate(held, live)*elapsed.Seconds() {
 		r.quiet = 0
 		return
