@@ -19,9 +19,10 @@ import (
 // returns the difference to the OS at once: an idle devplane is as small
 // as before, and a burst's memory is back within a second of its end.
 type gcPacer struct {
-	sampler allocSampler
-	busy    bool
-	percent int // GOGC set while busy
+	sampler  allocSampler
+	busy     bool
+	percent  int // GOGC set while busy
+	lastFree time.Time
 }
 
 const (
@@ -33,6 +34,10 @@ const (
 	busyHeapBudget = 96 << 20
 	maxBusyPercent = 300
 	gcPaceEvery    = 250 * time.Millisecond
+	// freeEvery bounds how often the end of a busy stretch returns the
+	// heap at once (a full collection each time) when load comes and goes;
+	// in between, burstReleaser returns it after a quiet second.
+	freeEvery = 5 * time.Second
 )
 
 func newGCPacer() *gcPacer {
@@ -87,7 +92,10 @@ func (p *gcPacer) tick(now time.Time) {
 	case p.busy && rate < busyAllocRate/4:
 		p.busy = false
 		debug.SetGCPercent(100)
-		debug.FreeOSMemory() // the heap the busy GOGC let grow
+		if now.Sub(p.lastFree) >= freeEvery {
+			p.lastFree = now
+			debug.FreeOSMemory() // the heap the busy GOGC let grow
+		}
 	case p.busy:
 		p.setPercent(busyPercent(live)) // follow a live heap that grows
 	}

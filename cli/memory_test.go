@@ -111,4 +111,33 @@ func TestGCPacerFollowsTheAllocationRate(t *testing.T) {
 	if p.busy || currentGCPercent() != 100 {
 		t.Fatalf("after a quiet second: busy %v, GOGC %d", p.busy, currentGCPercent())
 	}
+	if !p.lastFree.Equal(t0.Add(1500 * time.Millisecond)) {
+		t.Fatalf("the end of the busy stretch did not return the heap (last at %v)", p.lastFree)
+	}
+	// Busy and quiet again within freeEvery: GOGC goes back, the heap is
+	// left to burstReleaser; after freeEvery it is returned again.
+	busyThenQuiet := func(at time.Time) {
+		t.Helper()
+		p.tick(at.Add(-250 * time.Millisecond)) // quiet until then
+		for range 8 {
+			sink = append(sink, make([]byte, busyAllocRate/16))
+		}
+		sink = nil
+		p.tick(at)
+		if !p.busy {
+			t.Fatalf("at %v: not busy after allocating fast", at.Sub(t0))
+		}
+		p.tick(at.Add(time.Second))
+		if p.busy || currentGCPercent() != 100 {
+			t.Fatalf("at %v: busy %v, GOGC %d after a quiet second", at.Sub(t0), p.busy, currentGCPercent())
+		}
+	}
+	busyThenQuiet(t0.Add(1750 * time.Millisecond))
+	if !p.lastFree.Equal(t0.Add(1500 * time.Millisecond)) {
+		t.Fatalf("the heap was returned again %v after the last time", p.lastFree.Sub(t0.Add(1500*time.Millisecond)))
+	}
+	busyThenQuiet(t0.Add(freeEvery + 2*time.Second))
+	if !p.lastFree.Equal(t0.Add(freeEvery + 3*time.Second)) {
+		t.Fatalf("the heap was not returned %v after the last time", freeEvery+1500*time.Millisecond)
+	}
 }
