@@ -16,8 +16,9 @@ import (
 // GOGC while the process allocates fast, by as much as lets the heap grow
 // busyHeapBudget beyond what GOGC=100 would hold (a large live heap gets
 // little or nothing), and once allocation falls back restores GOGC=100 and
-// returns the difference to the OS at once: an idle devplane is as small
-// as before, and a burst's memory is back within a second of its end.
+// returns the difference to the OS at once (at most every freeEvery): an
+// idle devplane is as small as before, and a burst's memory is back within
+// a second of its end.
 type gcPacer struct {
 	sampler  allocSampler
 	busy     bool
