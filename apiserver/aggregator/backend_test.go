@@ -138,6 +138,21 @@ func (w *wardle) requests() []seen {
 	return append([]seen(nil), w.reqs...)
 }
 
+// lastTo is the last request the backend saw for path: the aggregator's
+// own discovery and availability requests run in the background, so the
+// last request of all may be one of those.
+func (w *wardle) lastTo(t *testing.T, path string) seen {
+	t.Helper()
+	reqs := w.requests()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if reqs[i].Path == path {
+			return reqs[i]
+		}
+	}
+	t.Fatalf("backend saw no request for %s", path)
+	return seen{}
+}
+
 func (w *wardle) serve(rw http.ResponseWriter, r *http.Request) {
 	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || r.TLS.VerifiedChains[0][0].Subject.CommonName != "front-proxy-client" {
 		http.Error(rw, "front-proxy client certificate required", http.StatusUnauthorized)
