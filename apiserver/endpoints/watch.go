@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/devplane/devplane/apiserver/storage"
 )
 
 // watch streams events as framed metav1.WatchEvents in the negotiated
@@ -54,37 +56,76 @@ func (h *handler) watch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	firstTable := true
 	fl := watchFlusher{flusher: flusher, busyWatches: &h.busyWatches}
 	defer fl.stop()
-	events := watcher.ResultChan()
+	q := newEventQueue(watcher)
+	var batch []watch.Event
 	for {
 		// While a flush is deferred the loop waits for it, not for events:
-		// they queue in the channel and go out together.
+		// they queue in the watcher and go out together.
+		var first *watch.Event
+		closed := false
 		select {
 		case <-ctx.Done():
 			return
 		case <-fl.due():
-		case ev, ok := <-fl.events(events):
-			if !ok {
-				fl.flush()
-				return
-			}
-			if !h.writeEvent(ctx, w, r, ev, sc, mc, stream, &firstTable, &fl) {
-				return
-			}
+		case ev, ok := <-fl.events(q.ch):
+			first, closed = &ev, !ok
+		case <-fl.signal(q.waiting):
 		}
 		// Events already waiting go out in the same write, which under load
 		// saves a TLS record and an HTTP/2 frame per event per watcher.
-		for len(events) > 0 {
-			ev, ok := <-events
-			if !ok {
-				fl.flush()
+		var ended bool
+		batch, ended = q.take(batch[:0], first, closed)
+		for i := range batch {
+			if !h.writeEvent(ctx, w, r, batch[i], sc, mc, stream, &firstTable, &fl) {
 				return
 			}
-			if !h.writeEvent(ctx, w, r, ev, sc, mc, stream, &firstTable, &fl) {
-				return
-			}
+			batch[i] = watch.Event{}
+		}
+		if ended {
+			fl.flush()
+			return
 		}
 		fl.caughtUp(time.Now())
 	}
+}
+
+// eventQueue is a watch as the handler reads it: the watch cache's
+// watchers hand over every queued event at once (storage.Batched),
+// others through their result channel.
+type eventQueue struct {
+	batched storage.Batched
+	waiting <-chan struct{}    // batched: signalled when events wait
+	ch      <-chan watch.Event // others
+}
+
+func newEventQueue(wi watch.Interface) eventQueue {
+	if b, ok := wi.(storage.Batched); ok {
+		return eventQueue{batched: b, waiting: b.Waiting()}
+	}
+	return eventQueue{ch: wi.ResultChan()}
+}
+
+// take appends the waiting events to buf: first (already received from
+// the channel, unless closed) and those behind it. ended: the watch has
+// ended after these.
+func (q eventQueue) take(buf []watch.Event, first *watch.Event, closed bool) ([]watch.Event, bool) {
+	if q.batched != nil {
+		return q.batched.Take(buf)
+	}
+	if closed {
+		return buf, true
+	}
+	if first != nil {
+		buf = append(buf, *first)
+	}
+	for len(q.ch) > 0 {
+		ev, ok := <-q.ch
+		if !ok {
+			return buf, true
+		}
+		buf = append(buf, ev)
+	}
+	return buf, false
 }
 
 // writeEvent encodes ev and writes it, unflushed; false ends the watch.
@@ -161,6 +202,14 @@ func (f *watchFlusher) setBusy(busy bool) {
 // events is ch, or nil while a flush is deferred (so the caller waits for
 // that instead).
 func (f *watchFlusher) events(ch <-chan watch.Event) <-chan watch.Event {
+	if f.deferred {
+		return nil
+	}
+	return ch
+}
+
+// signal is ch, or nil while a flush is deferred.
+func (f *watchFlusher) signal(ch <-chan struct{}) <-chan struct{} {
 	if f.deferred {
 		return nil
 	}

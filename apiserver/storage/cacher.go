@@ -1033,10 +1033,7 @@ func (c *Cacher) sendBookmarks() {
 	bookmark := watch.Event{Type: watch.Bookmark, Object: c.store.bookmarkObject(c.revision, false)}
 	for w := range c.watchers {
 		if w.bookmarks {
-			select {
-			case w.input <- bookmark:
-			default: // a full buffer already means a busy watcher
-			}
+			w.offerBookmark(bookmark)
 		}
 	}
 }
@@ -1144,8 +1141,8 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts ListOptions) (watch
 		recursive: opts.Recursive,
 		pred:      pred,
 		bookmarks: opts.ProgressNotify,
-		input:     make(chan watch.Event, min(c.opts.WatcherBufferSize, watcherChannelSize)),
 		took:      make(chan struct{}, 1),
+		waiting:   make(chan struct{}, 1),
 	}
 
 	c.mu.Lock()
@@ -1205,13 +1202,38 @@ func (c *Cacher) growRingLocked() {
 	c.ring, c.ringHead = grown, 0
 }
 
-// watcherChannelSize is how many events wait in a watcher's channel, which
-// its client reads directly (the watch handler sees how many are waiting
-// and writes them together). Beyond it, up to WatcherBufferSize, events wait
-// in a slice that a goroutine moves into the channel as it empties: a full
-// channel per watch was 32 KB of pointers for the garbage collector to scan,
-// most of the heap with a thousand watches.
+// watcherChannelSize is how many events wait in a watcher's channel, for
+// a client that reads ResultChan. Beyond it, up to WatcherBufferSize,
+// events wait in a slice that a goroutine moves into the channel as it
+// empties: a full channel per watch was 32 KB of pointers for the garbage
+// collector to scan, most of the heap with a thousand watches.
 const watcherChannelSize = 64
+
+// Batched is a watch whose queued events its client can take all at once
+// (the watch handler does: with a thousand watchers, a channel send and
+// receive per event per watcher was a sixth of the server's work). A
+// client uses either Take or ResultChan, not both.
+type Batched interface {
+	watch.Interface
+	// Waiting gets a signal (it holds one) when events are queued after
+	// a Take found none, and when the watch ends.
+	Waiting() <-chan struct{}
+	// Take appends every queued event to buf, oldest first; ended is
+	// true when the watch has ended and no event follows these.
+	Take(buf []watch.Event) (events []watch.Event, ended bool)
+}
+
+var _ Batched = (*cacheWatcher)(nil)
+
+// How a watcher's client reads it: not yet decided (events queue in the
+// slice), through ResultChan, or through Take.
+type watcherMode uint8
+
+const (
+	undecided watcherMode = iota
+	channelMode
+	batchedMode
+)
 
 // cacheWatcher is one watch served from the cache.
 type cacheWatcher struct {
@@ -1222,23 +1244,78 @@ type cacheWatcher struct {
 	recursive bool
 	pred      SelectionPredicate
 	bookmarks bool
-	limit     int // events that may queue: in input and overflow together
-	// input is the channel the client reads; took gets a signal each time
-	// the relay moves an event into it.
-	input chan watch.Event
-	took  chan struct{}
+	limit     int // events that may queue: in input and queue together
+	// took gets a signal each time the client takes events (or the relay
+	// moves one into input); waiting, when events are queued for Take.
+	took    chan struct{}
+	waiting chan struct{}
 
-	mu sync.Mutex
-	// overflow is what waits behind a full input, relaying whether a
-	// goroutine is moving it into input, ended whether input is to be
-	// closed once it has.
-	overflow []watch.Event
+	mu   sync.Mutex
+	mode watcherMode
+	// input is the channel a ResultChan client reads (made on its first
+	// call); queue is what waits: every event until the mode is decided
+	// and with Take, what is behind a full input with ResultChan.
+	// relaying is whether a goroutine is moving queue into input, ended
+	// whether the watch has ended (input to be closed once queue is
+	// empty).
+	input    chan watch.Event
+	queue    []watch.Event
 	relaying bool
 	ended    bool
 	stopOnce sync.Once
 }
 
-func (w *cacheWatcher) ResultChan() <-chan watch.Event { return w.input }
+// ResultChan implements watch.Interface. The first call moves what is
+// queued into the channel (beyond its room, the relay goroutine does).
+func (w *cacheWatcher) ResultChan() <-chan watch.Event {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.mode == channelMode {
+		return w.input
+	}
+	w.mode = channelMode
+	w.input = make(chan watch.Event, min(w.cacher.opts.WatcherBufferSize, watcherChannelSize))
+	n := min(len(w.queue), cap(w.input))
+	for _, ev := range w.queue[:n] {
+		w.input <- ev
+	}
+	clear(w.queue[:n])
+	w.queue = w.queue[n:]
+	switch {
+	case len(w.queue) > 0:
+		w.relaying = true
+		go w.relay()
+	case w.ended:
+		close(w.input)
+	}
+	return w.input
+}
+
+// Waiting implements Batched.
+func (w *cacheWatcher) Waiting() <-chan struct{} { return w.waiting }
+
+// Take implements Batched.
+func (w *cacheWatcher) Take(buf []watch.Event) ([]watch.Event, bool) {
+	w.mu.Lock()
+	w.mode = batchedMode
+	n := len(w.queue)
+	buf = append(buf, w.queue...)
+	clear(w.queue)
+	w.queue = w.queue[:0]
+	ended := w.ended
+	w.mu.Unlock()
+	if n > 0 {
+		signal(w.took)
+	}
+	return buf, ended
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
 
 // Stop unregisters the watcher; its result channel is closed shortly after.
 func (w *cacheWatcher) Stop() {
@@ -1254,39 +1331,74 @@ func (w *cacheWatcher) Stop() {
 func (w *cacheWatcher) offer(ev watch.Event) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !w.relaying {
+	if w.mode == channelMode && !w.relaying {
 		select {
 		case w.input <- ev:
 			return true
 		default:
 		}
 	}
-	if len(w.overflow)+cap(w.input) >= w.limit {
+	if w.queuedLocked() >= w.limit {
 		return false
 	}
-	w.overflow = append(w.overflow, ev)
-	if !w.relaying {
-		w.relaying = true
-		go w.relay()
-	}
+	w.enqueueLocked(ev)
 	return true
 }
 
-// queueInitial queues a new watcher's initial events: those the channel
-// holds, and the rest (the slice itself) as overflow.
-func (w *cacheWatcher) queueInitial(initial []watch.Event) {
-	n := min(len(initial), cap(w.input))
-	for _, ev := range initial[:n] {
-		w.input <- ev
-	}
-	if n < len(initial) {
-		w.overflow, w.relaying = initial[n:], true
+// queuedLocked is how many events count as queued: input's room is
+// counted whole, as it holds events whenever the client is behind.
+func (w *cacheWatcher) queuedLocked() int {
+	return len(w.queue) + cap(w.input)
+}
+
+// enqueueLocked adds ev behind what is queued: with ResultChan, starting
+// the relay; otherwise signalling waiting if the queue was empty.
+func (w *cacheWatcher) enqueueLocked(ev watch.Event) {
+	w.queue = append(w.queue, ev)
+	switch {
+	case w.mode == channelMode && !w.relaying:
+		w.relaying = true
 		go w.relay()
+	case w.mode != channelMode && len(w.queue) == 1:
+		signal(w.waiting)
 	}
 }
 
-// end closes the channel, after the events queued and then last if there
-// is room for it.
+// offerBookmark queues a bookmark only if it would not wait: a watcher
+// with events queued is busy and gets no bookmark, which must not pass
+// them either (its revision is newer than theirs).
+func (w *cacheWatcher) offerBookmark(ev watch.Event) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ended {
+		return
+	}
+	if w.mode == channelMode {
+		if !w.relaying {
+			select {
+			case w.input <- ev:
+			default:
+			}
+		}
+		return
+	}
+	if len(w.queue) == 0 {
+		w.enqueueLocked(ev)
+	}
+}
+
+// queueInitial queues a new watcher's initial events (the slice itself,
+// before its client has read anything).
+func (w *cacheWatcher) queueInitial(initial []watch.Event) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.queue = initial
+	if len(initial) > 0 {
+		signal(w.waiting)
+	}
+}
+
+// end ends the watch after the events queued and then last.
 func (w *cacheWatcher) end(last *watch.Event) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -1294,9 +1406,16 @@ func (w *cacheWatcher) end(last *watch.Event) {
 		return
 	}
 	w.ended = true
+	if w.mode != channelMode {
+		if last != nil {
+			w.queue = append(w.queue, *last)
+		}
+		signal(w.waiting)
+		return
+	}
 	if w.relaying {
 		if last != nil {
-			w.overflow = append(w.overflow, *last)
+			w.queue = append(w.queue, *last)
 		}
 		return // the relay closes input when done
 	}
@@ -1309,21 +1428,21 @@ func (w *cacheWatcher) end(last *watch.Event) {
 	close(w.input)
 }
 
-// relay moves the overflow into input, in order, as the client reads, and
+// relay moves the queue into input, in order, as the client reads, and
 // exits when it is empty (closing input if the watcher has ended). A
 // client that goes away, or a cache that stops, drops what is left.
 func (w *cacheWatcher) relay() {
 	for {
 		w.mu.Lock()
-		if len(w.overflow) == 0 || w.ctx.Err() != nil || w.cacher.ctx.Err() != nil {
-			w.overflow, w.relaying = nil, false
+		if len(w.queue) == 0 || w.ctx.Err() != nil || w.cacher.ctx.Err() != nil {
+			w.queue, w.relaying = nil, false
 			if w.ended {
 				close(w.input)
 			}
 			w.mu.Unlock()
 			return
 		}
-		ev := w.overflow[0] // counted as queued until it is in input
+		ev := w.queue[0] // counted as queued until it is in input
 		w.mu.Unlock()
 		select {
 		case w.input <- ev:
@@ -1333,13 +1452,10 @@ func (w *cacheWatcher) relay() {
 			continue
 		}
 		w.mu.Lock()
-		w.overflow[0] = watch.Event{}
-		w.overflow = w.overflow[1:]
+		w.queue[0] = watch.Event{}
+		w.queue = w.queue[1:]
 		w.mu.Unlock()
-		select {
-		case w.took <- struct{}{}:
-		default:
-		}
+		signal(w.took)
 	}
 }
 

@@ -475,13 +475,13 @@ func TestCacherSlowWatcherIsTerminated(t *testing.T) {
 	}
 }
 
-// Events beyond a watcher's channel wait in its overflow, in order, up to
+// Events beyond a watcher's channel wait in its queue, in order, up to
 // WatcherBufferSize in all; a watcher that falls further behind is
 // terminated, and its channel ends after exactly what was queued.
 func TestCacherWatcherOverflow(t *testing.T) {
 	ctx := testContext(t)
 	cfg := testConfig(t)
-	const buffer = 100 // a channel of watcherChannelSize and the rest overflow
+	const buffer = 100 // a channel of watcherChannelSize and the rest queued
 	cacher := newReadyTestCacher(t, cfg, CacherOptions{WatcherBufferSize: buffer})
 	behind, err := cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true})
 	if err != nil {
@@ -849,15 +849,14 @@ func TestCachedItemJSONWithoutKind(t *testing.T) {
 	}
 }
 
-// A watch's events wait in a channel the client reads itself (so the watch
-// handler can see how many are queued and flush once it has caught up);
-// initial events beyond the channel's room wait in its overflow and are
-// relayed in order. Either way the initial events come first, and ending
+// A watch read through ResultChan gets its events in a channel: what was
+// queued before the first call moves into it, and initial events beyond
+// its room wait in the queue and are relayed in order. Either way the initial events come first, and ending
 // the watch's context, without Stop, unregisters it and closes its channel.
 func TestCacherWatchDelivery(t *testing.T) {
 	cfg := testConfig(t)
 	createConfigMaps(t, NewStore(testClient, cfg), cfg, "ns", 3, nil)
-	// A channel of 2: the 3 initial events and their bookmark overflow.
+	// A channel of 2: of the 3 initial events and their bookmark, 2 wait in the queue.
 	cacher := newReadyTestCacher(t, cfg, CacherOptions{WatcherBufferSize: 2})
 	for _, tc := range []struct {
 		name    string
@@ -878,7 +877,7 @@ func TestCacherWatchDelivery(t *testing.T) {
 				t.Fatalf("WatcherCount = %d, want %d", cacher.WatcherCount(), before+1)
 			}
 			if n := len(w.ResultChan()); tc.initial && n != 2 {
-				t.Fatalf("%d initial events in the channel, want 2 (the rest overflowing)", n)
+				t.Fatalf("%d initial events in the channel, want 2 (the rest queued)", n)
 			}
 			if tc.initial {
 				for i := range 3 {
@@ -1011,5 +1010,157 @@ func TestCacherPagesReadTheListRevision(t *testing.T) {
 	got, _ = pages(cacher, 52, nil)
 	if len(got) != 52 {
 		t.Fatalf("one page of 52 listed %d", len(got))
+	}
+}
+
+// takeEvents takes a Batched watch's events until it has want of them
+// (waiting for its signal between takes), and whether it ended.
+func takeEvents(t *testing.T, b Batched, want int) ([]watch.Event, bool) {
+	t.Helper()
+	var got []watch.Event
+	deadline := time.After(10 * time.Second)
+	for {
+		var ended bool
+		got, ended = b.Take(got)
+		if len(got) >= want || ended {
+			return got, ended
+		}
+		select {
+		case <-b.Waiting():
+		case <-deadline:
+			t.Fatalf("took %d events in 10s, want %d", len(got), want)
+		}
+	}
+}
+
+func eventNames(evs []watch.Event) []string {
+	var names []string
+	for _, ev := range evs {
+		name := string(ev.Type)
+		if cm, ok := ev.Object.(*corev1.ConfigMap); ok && cm.Name != "" {
+			name += " " + cm.Name
+		}
+		names = append(names, name)
+	}
+	return names
+}
+
+// A watch read with Take gets its initial events, then live ones, in
+// order and each once; a bookmark never passes events still queued; a
+// client that takes nothing is cut off after exactly its buffer, which it
+// can still take, then sees the end.
+func TestCacherBatchedWatch(t *testing.T) {
+	ctx := testContext(t)
+	cfg := testConfig(t)
+	createConfigMaps(t, NewStore(testClient, cfg), cfg, "ns", 3, nil)
+	const buffer = 20
+	cacher := newReadyTestCacher(t, cfg, CacherOptions{WatcherBufferSize: buffer})
+	yes := true
+	wi, err := cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true, SendInitialEvents: &yes,
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, ProgressNotify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wi.Stop()
+	b, ok := wi.(Batched)
+	if !ok {
+		t.Fatalf("%T is not Batched", wi)
+	}
+	select {
+	case <-b.Waiting():
+	case <-time.After(10 * time.Second):
+		t.Fatal("no signal for the initial events")
+	}
+	got, ended := takeEvents(t, b, 4)
+	want := "[ADDED cm-00000 ADDED cm-00001 ADDED cm-00002 BOOKMARK]"
+	if fmt.Sprint(eventNames(got)) != want || ended {
+		t.Fatalf("initial events %v (ended %v), want %s", eventNames(got), ended, want)
+	}
+	if again, _ := b.Take(nil); len(again) != 0 {
+		t.Fatalf("taken twice: %v", eventNames(again))
+	}
+
+	// Live events, signalled, and a bookmark offered while they wait: it
+	// waits for a later round, when nothing is queued.
+	select {
+	case <-b.Waiting(): // a signal from before the take
+	default:
+	}
+	updateData(t, cacher, objectKey(cfg, "ns", "cm-00001"), "a")
+	updateData(t, cacher, objectKey(cfg, "ns", "cm-00002"), "b")
+	rev, err := cacher.CurrentRevision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cacher.waitForRevision(ctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-b.Waiting():
+	case <-time.After(10 * time.Second):
+		t.Fatal("no signal for live events")
+	}
+	cacher.sendBookmarks()
+	got, _ = takeEvents(t, b, 2)
+	if want := "[MODIFIED cm-00001 MODIFIED cm-00002]"; fmt.Sprint(eventNames(got)) != want {
+		t.Fatalf("live events %v, want %s", eventNames(got), want)
+	}
+	cacher.sendBookmarks()
+	got, _ = takeEvents(t, b, 1)
+	if len(got) != 1 || got[0].Type != watch.Bookmark {
+		t.Fatalf("after the queue emptied: %v, want a bookmark", eventNames(got))
+	}
+
+	// Fall behind: its buffer (which counts the 4 initial events on top of
+	// WatcherBufferSize) fills, and the next event cuts the watch off.
+	limit := buffer + 4
+	for i := range limit + 1 {
+		updateData(t, cacher, objectKey(cfg, "ns", "cm-00000"), strconv.Itoa(i))
+	}
+	eventually(t, func() bool { return cacher.WatcherCount() == 0 })
+	got, ended = b.Take(nil)
+	if len(got) != limit || !ended {
+		t.Fatalf("took %d events (ended %v) after being cut off, want the %d queued and the end", len(got), ended, limit)
+	}
+	for i, ev := range got {
+		if cm := ev.Object.(*corev1.ConfigMap); ev.Type != watch.Modified || cm.Data["v"] != strconv.Itoa(i) {
+			t.Fatalf("event %d: %s %v, want MODIFIED with value %d", i, ev.Type, cm.Data, i)
+		}
+	}
+
+	// A client waiting with nothing queued is woken when its watch ends.
+	if rev, err = cacher.CurrentRevision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wi2, err := cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true, ResourceVersion: strconv.FormatInt(rev, 10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2 := wi2.(Batched)
+	if got, ended := b2.Take(nil); len(got) != 0 || ended {
+		t.Fatalf("a new watch from the current revision took %v (ended %v)", eventNames(got), ended)
+	}
+	select {
+	case <-b2.Waiting():
+		t.Fatal("signalled with nothing queued")
+	default:
+	}
+	wi2.Stop()
+	select {
+	case <-b2.Waiting():
+	case <-time.After(10 * time.Second):
+		t.Fatal("no signal when the watch ended")
+	}
+	if got, ended := b2.Take(nil); len(got) != 0 || !ended {
+		t.Fatalf("after Stop: %v (ended %v), want nothing and the end", eventNames(got), ended)
+	}
+}
+
+func eventually(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10s")
+		}
 	}
 }
