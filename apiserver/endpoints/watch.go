@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -75,12 +76,10 @@ func (h *handler) watch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		// saves a TLS record and an HTTP/2 frame per event per watcher.
 		var ended bool
 		batch, ended = q.take(batch[:0], first, closed)
-		for i := range batch {
-			if !h.writeEvent(ctx, w, r, batch[i], sc, mc, stream, &firstTable, &fl) {
-				return
-			}
-			batch[i] = watch.Event{}
+		if !h.writeEvents(ctx, w, r, batch, sc, mc, stream, &firstTable, &fl) {
+			return
 		}
+		clear(batch)
 		if ended {
 			fl.flush()
 			return
@@ -128,18 +127,51 @@ func (q eventQueue) take(buf []watch.Event, first *watch.Event, closed bool) ([]
 	return buf, false
 }
 
-// writeEvent encodes ev and writes it, unflushed; false ends the watch.
-func (h *handler) writeEvent(ctx context.Context, w http.ResponseWriter, r *http.Request, ev watch.Event, sc *scope, mc mediaChoice, stream *runtime.StreamSerializerInfo, firstTable *bool, fl *watchFlusher) bool {
-	frame, ok := h.encodeEvent(ctx, r, ev, sc, mc, stream, firstTable)
-	if !ok {
-		return false
+// writeEvents encodes evs and writes them, unflushed, in writes of up to
+// watchWriteSize (one write per event cost the response writer's
+// bookkeeping a thousand times over under fan-out); false ends the watch.
+func (h *handler) writeEvents(ctx context.Context, w http.ResponseWriter, r *http.Request, evs []watch.Event, sc *scope, mc mediaChoice, stream *runtime.StreamSerializerInfo, firstTable *bool, fl *watchFlusher) bool {
+	if len(evs) == 0 {
+		return true
 	}
-	if _, err := w.Write(frame); err != nil {
-		return false
+	bp := watchWriteBuffers.Get().(*[]byte)
+	defer watchWriteBuffers.Put(bp)
+	out := (*bp)[:0]
+	write := func() bool {
+		if len(out) == 0 {
+			return true
+		}
+		_, err := w.Write(out)
+		out = out[:0]
+		return err == nil
 	}
-	fl.wrote()
-	return true
+	for _, ev := range evs {
+		frame, ok := h.encodeEvent(ctx, r, ev, sc, mc, stream, firstTable)
+		if !ok {
+			write() // the events before it, as they would have gone alone
+			return false
+		}
+		if len(out)+len(frame) > watchWriteSize && !write() {
+			return false
+		}
+		if len(frame) > watchWriteSize {
+			if _, err := w.Write(frame); err != nil {
+				return false
+			}
+		} else {
+			out = append(out, frame...)
+		}
+		fl.wrote()
+	}
+	ok := write()
+	*bp = out[:0]
+	return ok
 }
+
+// watchWriteSize bounds the bytes a watch gathers for one write.
+const watchWriteSize = 32 << 10
+
+var watchWriteBuffers = sync.Pool{New: func() any { b := make([]byte, 0, watchWriteSize); return &b }}
 
 // A watch that flushed busyFlushes times in its last flushBucket (100 a
 // second) is busy, and flushes at most once a flushWindow: with a thousand
