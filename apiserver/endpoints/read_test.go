@@ -342,3 +342,51 @@ func TestLargeResponsesAreGzipped(t *testing.T) {
 		t.Errorf("a small object was compressed")
 	}
 }
+
+// Events queued together go out in gathered writes; one larger than a
+// write goes alone, after those before it: a watch replaying small and
+// large events from a resourceVersion gets them all, whole and in order.
+func TestWatchWritesLargeAndSmallEventsInOrder(t *testing.T) {
+	for _, ct := range contentTypes {
+		t.Run(ct, func(t *testing.T) {
+			cs := clientFor(t, ct)
+			ns := newNamespace(t, cs)
+			cms := cs.CoreV1().ConfigMaps(ns)
+			list, err := cms.List(ctx(t), metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			size := func(i int) int {
+				if i%3 == 1 {
+					return 40 << 10 // beyond one gathered write
+				}
+				return 100
+			}
+			const n = 30
+			for i := range n {
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%02d", i)},
+					Data: map[string]string{"v": strings.Repeat("x", size(i))}}
+				if _, err := cms.Create(ctx(t), cm, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w, err := cms.Watch(ctx(t), metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Stop()
+			timeout := time.After(10 * time.Second)
+			for i := range n {
+				select {
+				case ev := <-w.ResultChan():
+					cm, ok := ev.Object.(*corev1.ConfigMap)
+					if !ok || ev.Type != watch.Added || cm.Name != fmt.Sprintf("cm-%02d", i) || len(cm.Data["v"]) != size(i) {
+						t.Fatalf("event %d: %s %T, want ADDED cm-%02d with %d bytes", i, ev.Type, ev.Object, i, size(i))
+					}
+				case <-timeout:
+					t.Fatalf("%d of %d events within 10s", i, n)
+				}
+			}
+		})
+	}
+}
