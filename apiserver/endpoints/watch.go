@@ -168,10 +168,12 @@ func (h *handler) writeEvents(ctx context.Context, w http.ResponseWriter, r *htt
 	return ok
 }
 
-// watchWriteSize bounds the bytes a watch gathers for one write.
+// watchWriteSize bounds the bytes a watch gathers for one write. Buffers
+// start at 4 KB (a busy watch's usual batch): a thousand watches may each
+// hold one while waiting for the connection's writer.
 const watchWriteSize = 32 << 10
 
-var watchWriteBuffers = sync.Pool{New: func() any { b := make([]byte, 0, watchWriteSize); return &b }}
+var watchWriteBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
 
 // A watch that flushed busyFlushes times in its last flushBucket (100 a
 // second) is busy, and flushes at most once a flushWindow: with a thousand
