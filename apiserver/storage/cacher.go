@@ -1302,6 +1302,9 @@ func (w *cacheWatcher) Take(buf []watch.Event) ([]watch.Event, bool) {
 	buf = append(buf, w.queue...)
 	clear(w.queue)
 	w.queue = w.queue[:0]
+	if cap(w.queue) > 4*watcherChannelSize {
+		w.queue = nil // a burst's (or the initial events') array, not kept for good
+	}
 	ended := w.ended
 	w.mu.Unlock()
 	if n > 0 {

@@ -1164,3 +1164,24 @@ func eventually(t *testing.T, cond func() bool) {
 		}
 	}
 }
+
+// A watcher read with Take keeps no large array once it has taken what
+// filled it (a thousand watchers' initial events would stay in memory).
+func TestBatchedWatcherDropsLargeQueue(t *testing.T) {
+	w := &cacheWatcher{took: make(chan struct{}, 1), waiting: make(chan struct{}, 1), limit: 2000}
+	w.queueInitial(make([]watch.Event, 1000))
+	if got, _ := w.Take(nil); len(got) != 1000 {
+		t.Fatalf("took %d, want 1000", len(got))
+	}
+	if cap(w.queue) != 0 {
+		t.Fatalf("queue kept an array of %d after the take", cap(w.queue))
+	}
+	for range 3 {
+		if !w.offer(watch.Event{Type: watch.Added}) {
+			t.Fatal("offer refused")
+		}
+	}
+	if got, _ := w.Take(nil); len(got) != 3 || cap(w.queue) == 0 {
+		t.Fatalf("took %d (queue cap %d), want 3 and a small array kept", len(got), cap(w.queue))
+	}
+}
