@@ -62,20 +62,20 @@ func (h *handler) watch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	for {
 		// While a flush is deferred the loop waits for it, not for events:
 		// they queue in the watcher and go out together.
-		var first *watch.Event
-		closed := false
+		var first watch.Event
+		received, closed := false, false
 		select {
 		case <-ctx.Done():
 			return
 		case <-fl.due():
 		case ev, ok := <-fl.events(q.ch):
-			first, closed = &ev, !ok
+			first, received, closed = ev, ok, !ok
 		case <-fl.signal(q.waiting):
 		}
 		// Events already waiting go out in the same write, which under load
 		// saves a TLS record and an HTTP/2 frame per event per watcher.
 		var ended bool
-		batch, ended = q.take(batch[:0], first, closed)
+		batch, ended = q.take(batch[:0], first, received, closed)
 		if !h.writeEvents(ctx, w, r, batch, sc, mc, stream, &firstTable, &fl) {
 			return
 		}
@@ -104,18 +104,18 @@ func newEventQueue(wi watch.Interface) eventQueue {
 	return eventQueue{ch: wi.ResultChan()}
 }
 
-// take appends the waiting events to buf: first (already received from
-// the channel, unless closed) and those behind it. ended: the watch has
-// ended after these.
-func (q eventQueue) take(buf []watch.Event, first *watch.Event, closed bool) ([]watch.Event, bool) {
+// take appends the waiting events to buf: first (if received from the
+// channel already) and those behind it. ended: the watch has ended after
+// these (closed: the channel was found closed).
+func (q eventQueue) take(buf []watch.Event, first watch.Event, received, closed bool) ([]watch.Event, bool) {
 	if q.batched != nil {
 		return q.batched.Take(buf)
 	}
 	if closed {
 		return buf, true
 	}
-	if first != nil {
-		buf = append(buf, *first)
+	if received {
+		buf = append(buf, first)
 	}
 	for len(q.ch) > 0 {
 		ev, ok := <-q.ch
