@@ -228,7 +228,9 @@ func newEmbedConfig(opts Options, noise *noiseFilter) (*embed.Config, error) {
 	// beginning (and every kept segment for snapshot records): with
 	// etcd's 64 MB segments and large CRDs that was ~0.3 s of each
 	// restart. Small segments bound it; older ones are purged.
-	wal.SegmentSizeBytes = walSegmentBytes
+	// (A package variable of etcd's: set once, as instances may start in
+	// parallel, each a reader.)
+	setWALSegmentSize.Do(func() { wal.SegmentSizeBytes = walSegmentBytes })
 	cfg.MaxWalFiles = 1
 
 	// devplane runs its own compaction.
@@ -247,6 +249,8 @@ func newEmbedConfig(opts Options, noise *noiseFilter) (*embed.Config, error) {
 // walSegmentBytes is the embedded etcd's WAL segment size: some
 // hundreds of snapshot intervals of ConfigMaps, a few of large CRDs.
 const walSegmentBytes = 4 << 20
+
+var setWALSegmentSize sync.Once
 
 // startServer runs embed.StartEtcd and waits for it to serve, giving up when
 // ctx ends. A server that finishes starting after we gave up is closed.
