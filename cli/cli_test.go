@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -59,8 +60,27 @@ func requireKubectl(t *testing.T) string {
 type upProcess struct {
 	cmd     *exec.Cmd
 	dataDir string
-	out     *bytes.Buffer
+	out     *outputBuffer
 	exited  chan error
+}
+
+// outputBuffer is a process's output, written by exec's copying goroutine
+// while the test reads it.
+type outputBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *outputBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *outputBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // startUp runs `devplane up` on a free port in dataDir and waits for readiness.
@@ -68,7 +88,7 @@ func startUp(t *testing.T, dataDir string, extra ...string) *upProcess {
 	t.Helper()
 	args := append([]string{"up", "--data-dir", dataDir, "--port", "0", "--merge-kubeconfig=false"}, extra...)
 	cmd := exec.Command(devplaneBin, args...)
-	out := &bytes.Buffer{}
+	out := &outputBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = append(os.Environ(), "NO_COLOR=1", "KUBECONFIG="+filepath.Join(t.TempDir(), "untouched"))
 	if err := cmd.Start(); err != nil {
