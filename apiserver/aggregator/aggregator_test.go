@@ -530,15 +530,14 @@ func TestCRDAPIServicesKeptAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	const name = "v1.restart.example.com"
-	var before *apiregv1.APIService
-	testsupport.Eventually(t, 20*time.Second, "the CRD group's APIService", func() (bool, string) {
-		s, err := e.apiService(t, name)
-		if err != nil {
-			return false, err.Error()
-		}
-		before = s
-		return true, ""
-	})
+	// Settled first: made, then its status written by the availability
+	// controller (taken before that, the status write looked like the
+	// restart's).
+	e.waitAvailable(t, name, apiregv1.ConditionTrue, "Local")
+	before, err := e.apiService(t, name)
+	if err != nil {
+		t.Fatal(err)
+	}
 	stop()
 
 	cp2, _ := testsupport.StartDevplane(t, controlplane.Options{Name: "t", DataDir: dir})
