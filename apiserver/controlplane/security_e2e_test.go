@@ -142,7 +142,7 @@ func TestSecurity(t *testing.T) {
 				Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "alice"}},
 			}, metav1.CreateOptions{})
 		})
-		testsupport.Eventually(t, 5*time.Second, "alice may list pods in x", func() (bool, string) {
+		testsupport.Eventually(t, 10*time.Second, "alice may list pods in x", func() (bool, string) {
 			_, err := alice.cs.CoreV1().Pods("x").List(ctx, metav1.ListOptions{})
 			return err == nil, errString(err)
 		})
@@ -172,7 +172,7 @@ func TestSecurity(t *testing.T) {
 			}, metav1.CreateOptions{})
 		})
 		for _, role := range []string{"view", "edit", "admin"} {
-			testsupport.Eventually(t, 5*time.Second, role+" aggregates widgets", func() (bool, string) {
+			testsupport.Eventually(t, 10*time.Second, role+" aggregates widgets", func() (bool, string) {
 				cr, err := admin.RbacV1().ClusterRoles().Get(ctx, role, metav1.GetOptions{})
 				if err != nil {
 					return false, err.Error()
@@ -212,7 +212,7 @@ func TestSecurity(t *testing.T) {
 		escalating := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "pod-deleter"},
 			Rules: []rbacv1.PolicyRule{{Verbs: []string{"delete"}, APIGroups: []string{""}, Resources: []string{"pods"}}}}
 		var err error
-		testsupport.Eventually(t, 5*time.Second, "alice's role-author binding applies", func() (bool, string) {
+		testsupport.Eventually(t, 10*time.Second, "alice's role-author binding applies", func() (bool, string) {
 			_, err = alice.cs.RbacV1().Roles("x").Create(ctx, escalating, metav1.CreateOptions{})
 			return !strings.Contains(errString(err), "cannot create resource"), errString(err)
 		})
@@ -278,7 +278,7 @@ func TestSecurity(t *testing.T) {
 		})
 		token := strings.TrimSpace(s.mustKubectl(t, "create", "token", "default", "-n", "x"))
 		sa := tokenClient(t, s, token)
-		testsupport.Eventually(t, 5*time.Second, "the service account may list pods", func() (bool, string) {
+		testsupport.Eventually(t, 10*time.Second, "the service account may list pods", func() (bool, string) {
 			_, err := sa.CoreV1().Pods("x").List(ctx, metav1.ListOptions{})
 			return err == nil, errString(err)
 		})
@@ -349,7 +349,7 @@ func TestSecurity(t *testing.T) {
 		if err := admin.CoreV1().Secrets("x").Delete(ctx, "anchor", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		testsupport.Eventually(t, 5*time.Second, "the token bound to a deleted secret is refused", func() (bool, string) {
+		testsupport.Eventually(t, 10*time.Second, "the token bound to a deleted secret is refused", func() (bool, string) {
 			_, err := bound.CoreV1().Pods("x").List(ctx, metav1.ListOptions{})
 			return apierrors.IsUnauthorized(err), errString(err)
 		})
@@ -371,7 +371,7 @@ func TestSecurity(t *testing.T) {
 		if err := admin.CoreV1().ServiceAccounts("x").Delete(ctx, "default", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		testsupport.Eventually(t, 5*time.Second, "the deleted service account's token is refused", func() (bool, string) {
+		testsupport.Eventually(t, 10*time.Second, "the deleted service account's token is refused", func() (bool, string) {
 			_, err := sa.CoreV1().Pods("x").List(ctx, metav1.ListOptions{})
 			return apierrors.IsUnauthorized(err), errString(err)
 		})

@@ -57,12 +57,12 @@ func testWatchFlusher(t *testing.T, busyWatches *atomic.Int64, window time.Durat
 		if f.due() == nil {
 			t.Fatalf("%s: sleeping without a timer to wait on", what)
 		}
-		if f.events(make(chan watch.Event)) != nil {
+		if f.events(make(chan watch.Event)) != nil || f.signal(make(chan struct{})) != nil {
 			t.Fatalf("%s: events offered while sleeping", what)
 		}
 		select {
 		case <-f.due():
-		case <-time.After(time.Second):
+		case <-time.After(5 * time.Second):
 			t.Fatalf("%s: the window never ended", what)
 		}
 	}
@@ -74,6 +74,9 @@ func testWatchFlusher(t *testing.T, busyWatches *atomic.Int64, window time.Durat
 			t.Fatalf("quiet event %d: %d flushes, sleeping %v", i, cf.n, f.deferred)
 		}
 		step(30 * time.Millisecond)
+	}
+	if f.events(make(chan watch.Event)) == nil || f.signal(make(chan struct{})) == nil {
+		t.Fatal("quiet: events not offered")
 	}
 	// Busy: an event every 2 ms for a bucket and more. The flush that
 	// finds the watch busy is made, then the watch sleeps a window.

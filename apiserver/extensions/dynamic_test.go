@@ -44,7 +44,7 @@ func TestDynamicClientCRUDAndWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testsupport.Eventually(t, 2*time.Second, "crontabs in discovery", func() (bool, string) {
+	testsupport.Eventually(t, 10*time.Second, "crontabs in discovery", func() (bool, string) {
 		_, lists, err := dc.ServerGroupsAndResources()
 		if err != nil {
 			return false, err.Error()

@@ -89,7 +89,7 @@ func readCRD(t testing.TB, name string) *apiextensionsv1.CustomResourceDefinitio
 func waitEstablished(t testing.TB, c *apiextclient.Clientset, name string) *apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
 	var crd *apiextensionsv1.CustomResourceDefinition
-	testsupport.Eventually(t, 5*time.Second, "CRD "+name+" established", func() (bool, string) {
+	testsupport.Eventually(t, 10*time.Second, "CRD "+name+" established", func() (bool, string) {
 		got, err := c.ApiextensionsV1().CustomResourceDefinitions().Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()

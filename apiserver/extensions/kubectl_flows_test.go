@@ -39,7 +39,7 @@ func TestCRDNameConflictWithKubectl(t *testing.T) {
 	d.mustKubectl(t, "", "wait", "--for", "condition=established", "--timeout=10s", "crd/widgets.toys.example.com")
 	d.mustKubectl(t, strings.ReplaceAll(widgetCRD, "%s", "gizmos"), "apply", "-f", "-")
 	var names string
-	testsupport.Eventually(t, 5*time.Second, "NamesAccepted=False on the conflicting CRD", func() (bool, string) {
+	testsupport.Eventually(t, 10*time.Second, "NamesAccepted=False on the conflicting CRD", func() (bool, string) {
 		names = crdCondition(t, d, "gizmos.toys.example.com", "NamesAccepted")
 		return strings.HasPrefix(names, "False "), names
 	})
@@ -87,7 +87,7 @@ func TestCRDTerminatingWithKubectl(t *testing.T) {
 	}
 
 	d.mustKubectl(t, "", "delete", "crd", "crontabs.stable.example.com", "--wait=false")
-	testsupport.Eventually(t, 5*time.Second, "Terminating=True", func() (bool, string) {
+	testsupport.Eventually(t, 10*time.Second, "Terminating=True", func() (bool, string) {
 		got := crdCondition(t, d, "crontabs.stable.example.com", "Terminating")
 		return strings.HasPrefix(got, "True InstanceDeletionInProgress"), got
 	})

@@ -53,7 +53,7 @@ func TestServedFormsFollowUpdatesAndSchemaChanges(t *testing.T) {
 	if _, err := dyn.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testsupport.Eventually(t, 5*time.Second, "updated replicas listed", func() (bool, string) {
+	testsupport.Eventually(t, 10*time.Second, "updated replicas listed", func() (bool, string) {
 		spec := listed()
 		return spec["replicas"] == int64(3), fmt.Sprint(spec)
 	})
@@ -69,7 +69,7 @@ func TestServedFormsFollowUpdatesAndSchemaChanges(t *testing.T) {
 	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Update(ctx, crd, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testsupport.Eventually(t, 5*time.Second, "the new default listed", func() (bool, string) {
+	testsupport.Eventually(t, 10*time.Second, "the new default listed", func() (bool, string) {
 		spec := listed()
 		return spec["timezone"] == "UTC" && spec["replicas"] == int64(3), fmt.Sprint(spec)
 	})
