@@ -1,6 +1,8 @@
 package endpoints
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
@@ -89,7 +91,7 @@ func sniffKind(data []byte) (apiVersion, kind string, ok bool) {
 				apiVersion = value
 			}
 			i = next
-		case foldsTo(key, "apiversion") || foldsTo(key, "kind"):
+		case strings.EqualFold(key, "apiVersion") || strings.EqualFold(key, "kind"):
 			return "", "", false // encoding/json matches keys case-insensitively
 		default:
 			if i, ok = skipValue(data, i); !ok {
@@ -167,21 +169,4 @@ func skipValue(data []byte, i int) (int, bool) {
 		}
 	}
 	return i, depth == 0
-}
-
-// foldsTo tells whether key equals lower (lower-case ASCII) but for case.
-func foldsTo(key, lower string) bool {
-	if len(key) != len(lower) {
-		return false
-	}
-	for i := 0; i < len(key); i++ {
-		c := key[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
 }
