@@ -2,6 +2,7 @@ package storage
 
 import (
 	"sort"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -81,12 +82,11 @@ func mirrorKey(obj runtime.Object) (string, bool) {
 }
 
 func namespaceOfKey(key string) string {
-	for i := 0; i < len(key); i++ {
-		if key[i] == '/' {
-			return key[:i]
-		}
+	ns, _, namespaced := strings.Cut(key, "/")
+	if !namespaced {
+		return ""
 	}
-	return ""
+	return ns
 }
 
 // replace and change run with the cache locked: they only touch the map.
