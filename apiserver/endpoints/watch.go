@@ -68,9 +68,9 @@ func (h *handler) watch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		case <-ctx.Done():
 			return
 		case <-fl.due():
-		case ev, ok := <-fl.events(q.ch):
+		case ev, ok := <-awake(&fl, q.ch):
 			first, received, closed = ev, ok, !ok
-		case <-fl.signal(q.waiting):
+		case <-awake(&fl, q.waiting):
 		}
 		// Events already waiting go out in the same write, which under load
 		// saves a TLS record and an HTTP/2 frame per event per watcher.
@@ -181,7 +181,7 @@ var watchWriteBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10);
 // wake-up of the connection's writer) per event per watch is most of the
 // server's work, while the client gets the same bytes a few milliseconds
 // later. After each flush a busy watch sleeps the window out, its events
-// queueing in the channel, so its goroutine wakes once a window rather than
+// queueing in the watcher, so its goroutine wakes once a window rather than
 // for the first event of each. A watch with fewer events flushes each as
 // soon as it is written. The window is flushWindow while many watches are
 // busy: with a thousand watchers of 500 writes a second, 15 ms gave a lower
@@ -233,17 +233,9 @@ func (f *watchFlusher) setBusy(busy bool) {
 	f.busy = busy
 }
 
-// events is ch, or nil while a flush is deferred (so the caller waits for
-// that instead).
-func (f *watchFlusher) events(ch <-chan watch.Event) <-chan watch.Event {
-	if f.deferred {
-		return nil
-	}
-	return ch
-}
-
-// signal is ch, or nil while a flush is deferred.
-func (f *watchFlusher) signal(ch <-chan struct{}) <-chan struct{} {
+// awake is ch (the watch's events, or its signal that events wait), or
+// nil while f defers a flush (so the loop waits for that instead).
+func awake[T any](f *watchFlusher, ch <-chan T) <-chan T {
 	if f.deferred {
 		return nil
 	}

@@ -57,7 +57,7 @@ func testWatchFlusher(t *testing.T, busyWatches *atomic.Int64, window time.Durat
 		if f.due() == nil {
 			t.Fatalf("%s: sleeping without a timer to wait on", what)
 		}
-		if f.events(make(chan watch.Event)) != nil || f.signal(make(chan struct{})) != nil {
+		if awake(&f, make(chan watch.Event)) != nil || awake(&f, make(chan struct{})) != nil {
 			t.Fatalf("%s: events offered while sleeping", what)
 		}
 		select {
@@ -75,7 +75,7 @@ func testWatchFlusher(t *testing.T, busyWatches *atomic.Int64, window time.Durat
 		}
 		step(30 * time.Millisecond)
 	}
-	if f.events(make(chan watch.Event)) == nil || f.signal(make(chan struct{})) == nil {
+	if awake(&f, make(chan watch.Event)) == nil || awake(&f, make(chan struct{})) == nil {
 		t.Fatal("quiet: events not offered")
 	}
 	// Busy: an event every 2 ms for a bucket and more. The flush that
