@@ -103,14 +103,13 @@ func (f *FieldManager) updateEntry(live, newObj runtime.Object, manager string) 
 	if err != nil || !bytes.Equal(raw, entry.FieldsV1.Raw) {
 		return false // manager's set is not exactly live's fields
 	}
-	changed := false
+	var changed bool
 	fields, err := createdFields(b, tvNew.AsValue())
-	if err == nil && fields != nil && fields.Equals(liveFields) {
+	sameFields := err == nil && fields != nil && fields.Equals(liveFields)
+	if sameFields {
 		changed, err = valuesChanged(b, tvLive.AsValue(), tvNew.AsValue())
-	} else {
-		err = errNoShortcut
 	}
-	if err != nil { // fields added or removed, or items of a keyed list changed
+	if !sameFields || err != nil { // fields added or removed, or items of a keyed list changed
 		if raw, changed, err = comparedEntry(tvLive, tvNew, liveFields); err != nil {
 			return false
 		}
