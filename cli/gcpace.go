@@ -105,7 +105,7 @@ func (p *gcPacer) tick(now time.Time) {
 // setPercent sets GOGC to percent when it moved by a tenth or more (each
 // change costs the runtime a brief stop).
 func (p *gcPacer) setPercent(percent int) {
-	if diff := percent - p.percent; diff*10 > -p.percent && diff*10 < p.percent && p.percent != 0 {
+	if diff := percent - p.percent; p.percent != 0 && max(diff, -diff)*10 < p.percent {
 		return
 	}
 	p.percent = percent

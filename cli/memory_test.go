@@ -141,3 +141,16 @@ func TestGCPacerFollowsTheAllocationRate(t *testing.T) {
 		t.Fatalf("the heap was not returned %v after the last time", freeEvery+1500*time.Millisecond)
 	}
 }
+
+// A busy GOGC follows the live heap only when it moves by a tenth or more.
+func TestGCPacerSetsPercentOnTenthChanges(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(before) })
+	p := newGCPacer()
+	for _, step := range []struct{ set, want int }{{200, 200}, {210, 200}, {181, 200}, {225, 225}, {200, 200}} {
+		p.setPercent(step.set)
+		if got := currentGCPercent(); got != step.want {
+			t.Fatalf("after setPercent(%d): GOGC %d, want %d", step.set, got, step.want)
+		}
+	}
+}
