@@ -40,34 +40,34 @@ func (cp *ControlPlane) installAdmission() {
 // mirrors of the watch caches, made on first use.
 type registrySource struct {
 	regs func() []*registry.Registry
+	// mirrors has a slot for each resource admission lists on writes; the
+	// map is fixed once made, so every write reads it without a lock.
+	mirrors map[schema.GroupVersionResource]*mirrorSlot
+}
 
-	mu      sync.Mutex
-	mirrors map[schema.GroupVersionResource]*storage.Mirror // nil: not mirrored
+// mirrorSlot is one resource's mirror, made on first use (nil when its
+// store is not a watch cache).
+type mirrorSlot struct {
+	once   sync.Once
+	mirror *storage.Mirror
 }
 
 func newRegistrySource(regs func() []*registry.Registry) *registrySource {
-	s := &registrySource{regs: regs, mirrors: map[schema.GroupVersionResource]*storage.Mirror{}}
+	s := &registrySource{regs: regs, mirrors: map[schema.GroupVersionResource]*mirrorSlot{}}
 	for _, gvr := range admission.ListedOnWrites() {
-		s.mirrors[gvr] = nil
+		s.mirrors[gvr] = &mirrorSlot{}
 	}
 	return s
 }
 
 // mirror is gvr's mirror when it has one or one can be made.
 func (s *registrySource) mirror(gvr schema.GroupVersionResource, st *registry.Store) *storage.Mirror {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m, listed := s.mirrors[gvr]
-	if !listed || m != nil {
-		return m
-	}
-	m, ok := storage.NewMirror(st)
-	if !ok {
-		delete(s.mirrors, gvr) // not a watch cache: never mirrored
+	slot, listed := s.mirrors[gvr]
+	if !listed {
 		return nil
 	}
-	s.mirrors[gvr] = m
-	return m
+	slot.once.Do(func() { slot.mirror, _ = storage.NewMirror(st) })
+	return slot.mirror
 }
 
 func (s *registrySource) store(gvr schema.GroupVersionResource) (*registry.Store, error) {
