@@ -22,8 +22,8 @@ import (
 var devplaneBin string
 
 func TestMain(m *testing.M) {
-	if dir := os.Getenv(bytesServerEnv); dir != "" {
-		serveBytes(dir) // a child of BenchmarkServedLoad, not a test run
+	if dir := os.Getenv(floorServerEnv); dir != "" {
+		serveFloors(dir) // a child of BenchmarkServedLoad, not a test run
 		return
 	}
 	dir, err := os.MkdirTemp("", "devplane-cli-test-")

@@ -53,7 +53,7 @@ type loadFigures struct {
 	values map[string]float64
 	order  []string
 	higher map[string]bool // figures where more is better (rates, counts)
-	// lists are the raw list responses, by encoding (for transferFloor).
+	// lists are the raw list responses, by encoding (for floors).
 	lists listBodies
 }
 
@@ -106,7 +106,7 @@ func BenchmarkServedLoad(b *testing.B) {
 			fmt.Println("reference kube-apiserver not running: start it with ../shared/peer/start.sh (after build.sh) " +
 				"or point DEVPLANE_PEER_KUBECONFIG at one, to measure it beside devplane")
 		}
-		results = append(results, transferFloor(b, results[0].lists))
+		results = append(results, floors(b, results[0].lists))
 		printFigures(results)
 		for name, v := range results[0].values {
 			b.ReportMetric(v, strings.ReplaceAll(name, " ", "-"))
@@ -227,7 +227,7 @@ func runLoad(b *testing.B, server string, cfg *rest.Config) *loadFigures {
 			resp.Body.Close()
 			raw = append(raw, time.Since(start))
 		}
-		// The bytes, once more, for transferFloor.
+		// The bytes, once more, for floors.
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.Host, "/")+"/api/v1/namespaces/"+ns+"/configmaps", nil)
 		req.Header.Set("Accept", accept)
 		resp, err := hc.Do(req)
