@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -328,15 +329,49 @@ func (h *handler) encodeEvent(ctx context.Context, r *http.Request, ev watch.Eve
 	if err := mc.info.Serializer.Encode(obj, &buf); err != nil {
 		return nil, false
 	}
-	var frame bytes.Buffer
-	out := &metav1.WatchEvent{Type: string(ev.Type), Object: runtime.RawExtension{Raw: buf.Bytes()}}
-	if err := streaming.NewEncoder(stream.Framer.NewFrameWriter(&frame), stream.Serializer).Encode(out); err != nil {
-		return nil, false
+	frame, ok := appendJSONEvent(nil, mc.info.MediaType, ev.Type, buf.Bytes())
+	if !ok {
+		var framed bytes.Buffer
+		out := &metav1.WatchEvent{Type: string(ev.Type), Object: runtime.RawExtension{Raw: buf.Bytes()}}
+		if err := streaming.NewEncoder(stream.Framer.NewFrameWriter(&framed), stream.Serializer).Encode(out); err != nil {
+			return nil, false
+		}
+		frame = framed.Bytes()
 	}
 	if shared {
-		h.events.put(key, frame.Bytes())
+		h.events.put(key, frame)
 	}
-	return frame.Bytes(), true
+	return frame, true
+}
+
+// appendJSONEvent appends a JSON watch event around its object's encoding,
+// the bytes encoding/json gives the WatchEvent: {"type":…,"object":…} and
+// a newline (JSON's watch stream has no other framing). Through
+// encoding/json the object is a RawExtension, whose bytes it scans again
+// to compact and escape them: a tenth of the server's CPU for a JSON
+// watch of ConfigMaps being created. The object's bytes come from
+// encoding/json already compact and escaped, so they go in as they are
+// (less their trailing newline). Another media type, or an event type
+// that would need escaping, reports false.
+func appendJSONEvent(dst []byte, mediaType string, eventType watch.EventType, object []byte) ([]byte, bool) {
+	if mediaType != runtime.ContentTypeJSON || eventType == "" {
+		return dst, false
+	}
+	for i := 0; i < len(eventType); i++ {
+		if c := eventType[i]; c < 'A' || c > 'Z' {
+			return dst, false
+		}
+	}
+	object = bytes.TrimSuffix(object, []byte("\n"))
+	if len(object) == 0 {
+		return dst, false
+	}
+	dst = slices.Grow(dst, len(object)+len(eventType)+24)
+	dst = append(dst, `{"type":"`...)
+	dst = append(dst, eventType...)
+	dst = append(dst, `","object":`...)
+	dst = append(dst, object...)
+	return append(dst, "}\n"...), true
 }
 
 // watchObject shapes one event's object as the client asked: the object,

@@ -1,11 +1,20 @@
 package endpoints
 
 import (
+	"bytes"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8sjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -144,5 +153,75 @@ func testWatchFlusher(t *testing.T, busyWatches *atomic.Int64, window time.Durat
 	event()
 	if cf.n != before+1 || f.deferred {
 		t.Fatal("a quiet watch's flush was held")
+	}
+}
+
+// A JSON watch event written around its object's bytes is byte for byte
+// what encoding/json gives for the WatchEvent (and so what a client read
+// before), for objects whose strings hold what encoding/json escapes
+// (HTML's <, > and &, U+2028, quotes, control characters) or passes (other
+// Unicode), with raw JSON inside (managedFields), and for custom objects.
+func TestJSONEventMatchesEncodingJSON(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
+	serializer := k8sjson.NewSerializerWithOptions(k8sjson.DefaultMetaFactory, scheme, scheme, k8sjson.SerializerOptions{})
+	tricky := "<script>a && b</script> \"quoted\" \u2028\u2029 \t\n\x01 é 漢字 \\ /"
+	now := metav1.NewTime(time.Date(2026, 11, 27, 3, 4, 5, 0, time.UTC))
+	objects := []runtime.Object{
+		&corev1.ConfigMap{
+			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: "ns", ResourceVersion: "42", CreationTimestamp: now,
+				Labels: map[string]string{"app": tricky},
+				ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &now,
+					FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{".":{},"f:a<b":{}}}`)}}}},
+			Data: map[string]string{"a<b": tricky, "payload": strings.Repeat("x", 1400)},
+		},
+		&unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "example.com/v1", "kind": "Widget",
+			"metadata": map[string]any{"name": "w", "resourceVersion": "7"},
+			"spec":     map[string]any{"note": tricky, "n": int64(3), "f": 1.5, "list": []any{"<", map[string]any{"&": nil}}},
+		}},
+		&metav1.Status{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: metav1.StatusFailure, Message: tricky, Reason: metav1.StatusReasonExpired, Code: 410},
+	}
+	for _, obj := range objects {
+		var object bytes.Buffer
+		if err := serializer.Encode(obj, &object); err != nil {
+			t.Fatal(err)
+		}
+		for _, eventType := range []watch.EventType{watch.Added, watch.Modified, watch.Deleted, watch.Bookmark, watch.Error} {
+			var want bytes.Buffer
+			out := &metav1.WatchEvent{Type: string(eventType), Object: runtime.RawExtension{Raw: object.Bytes()}}
+			if err := streaming.NewEncoder(&want, serializer).Encode(out); err != nil {
+				t.Fatal(err)
+			}
+			got, ok := appendJSONEvent([]byte("kept:"), runtime.ContentTypeJSON, eventType, object.Bytes())
+			if !ok {
+				t.Fatalf("%T %s: not written", obj, eventType)
+			}
+			if string(got) != "kept:"+want.String() {
+				t.Errorf("%T %s:\n got %s\nwant %s", obj, eventType, got[len("kept:"):], want.Bytes())
+			}
+		}
+	}
+
+	// What it does not write, encoding/json does.
+	for _, c := range []struct {
+		mediaType string
+		eventType watch.EventType
+		object    string
+	}{
+		{"application/vnd.kubernetes.protobuf", watch.Added, `{}`},
+		{"application/yaml", watch.Added, `{}`},
+		{runtime.ContentTypeJSON, "added", `{}`},
+		{runtime.ContentTypeJSON, `ADDED"`, `{}`},
+		{runtime.ContentTypeJSON, "", `{}`},
+		{runtime.ContentTypeJSON, watch.Added, "\n"},
+	} {
+		if got, ok := appendJSONEvent(nil, c.mediaType, c.eventType, []byte(c.object)); ok {
+			t.Errorf("%s %q %q: wrote %q", c.mediaType, c.eventType, c.object, got)
+		}
 	}
 }
