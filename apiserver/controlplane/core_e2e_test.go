@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -1279,4 +1281,104 @@ func TestCoreE2EInformerBehindCompaction(t *testing.T) {
 		t.Errorf("informer converged without relisting (%d lists before the cut, %d after)", listsBefore, lists.Load())
 	}
 	t.Logf("%d relists, %d watch requests answered with HTTP 410", lists.Load()-listsBefore, expired.Load())
+}
+
+// A create sets no status through a kind with a status subresource, as
+// kube's create strategies drop it (an object read back with -o yaml and
+// created again comes up fresh): the initial status is the kind's own
+// (a Namespace Active, a Pod Pending). Nodes are created with their
+// status, as kubelets register them. Custom resources with a status
+// subresource lose theirs too; without one, status is plain content.
+func TestCoreE2ECreateDropsStatus(t *testing.T) {
+	s := startControlPlane(t, "")
+	ctx := testCtx(t)
+	cs := s.clientset(t, false)
+	ns := createNamespace(t, cs, "fresh")
+
+	d := testDeployment("stale", 1)
+	d.Status = appsv1.DeploymentStatus{Replicas: 7, ReadyReplicas: 7, ObservedGeneration: 9,
+		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue}}}
+	created, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.Status.Replicas != 0 || created.Status.ReadyReplicas != 0 || created.Status.ObservedGeneration != 0 || len(created.Status.Conditions) != 0 {
+		t.Errorf("deployment created with status %+v", created.Status)
+	}
+
+	pod := simplePod("stale", nil)
+	pod.Status = corev1.PodStatus{Phase: corev1.PodSucceeded, PodIP: "10.9.9.9", Message: "done"}
+	createdPod, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if createdPod.Status.Phase != corev1.PodPending || createdPod.Status.PodIP != "" || createdPod.Status.Message != "" || createdPod.Status.QOSClass == "" {
+		t.Errorf("pod created with status %+v", createdPod.Status)
+	}
+
+	terminating, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "born-terminating"},
+		Status: corev1.NamespaceStatus{Phase: corev1.NamespaceTerminating}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if terminating.Status.Phase != corev1.NamespaceActive || !slices.Contains(terminating.Spec.Finalizers, corev1.FinalizerKubernetes) {
+		t.Errorf("namespace created as %q with finalizers %v", terminating.Status.Phase, terminating.Spec.Finalizers)
+	}
+
+	node, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "registered"},
+		Status: corev1.NodeStatus{Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if node.Status.Capacity.Cpu().String() != "4" || len(node.Status.Conditions) != 1 {
+		t.Errorf("node registered without its status: %+v", node.Status)
+	}
+
+	// Custom resources, with and without a status subresource.
+	s.mustKubectlStdin(t, `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.fresh.example.com}
+spec:
+  group: fresh.example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: plains.fresh.example.com}
+spec:
+  group: fresh.example.com
+  names: {kind: Plain, plural: plains}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`, "apply", "-f", "-")
+	s.mustKubectl(t, "wait", "--for=condition=Established", "crd/widgets.fresh.example.com", "crd/plains.fresh.example.com", "--timeout=10s")
+	out := s.mustKubectlStdin(t, `apiVersion: fresh.example.com/v1
+kind: Widget
+metadata: {name: w}
+spec: {size: 1}
+status: {ready: true}
+`, "create", "-n", ns, "-f", "-", "-o", "json")
+	if strings.Contains(out, `"status"`) || !strings.Contains(out, `"size": 1`) {
+		t.Errorf("custom resource created with its status:\n%s", out)
+	}
+	out = s.mustKubectlStdin(t, `apiVersion: fresh.example.com/v1
+kind: Plain
+metadata: {name: p}
+status: {ready: true}
+`, "create", "-n", ns, "-f", "-", "-o", "json")
+	if !strings.Contains(out, `"ready": true`) {
+		t.Errorf("a custom resource without a status subresource lost its status field:\n%s", out)
+	}
 }

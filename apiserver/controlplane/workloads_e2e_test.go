@@ -136,7 +136,6 @@ func TestWorkloadsOffByDefault(t *testing.T) {
 	}
 }
 
-// pod is a pod bound to node-1 directly (no scheduler involved).
 // mustKubectlStdin runs kubectl with stdin and fails unless it exits 0.
 func (s *started) mustKubectlStdin(t *testing.T, stdin string, args ...string) string {
 	t.Helper()
@@ -147,6 +146,7 @@ func (s *started) mustKubectlStdin(t *testing.T, stdin string, args ...string) s
 	return r.Stdout
 }
 
+// boundPod is a pod bound to node-1 directly (no scheduler involved).
 func boundPod(name string, mutate func(*corev1.Pod)) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name},

@@ -94,6 +94,7 @@ func NewResourceFromBuiltin(k builtin.Kind, store storage.Interface, opts ...Bui
 			Kind:                k.GroupVersion.WithKind(k.Kind),
 			Namespaced:          k.Namespaced,
 			HasStatus:           k.HasStatus,
+			CreateKeepsStatus:   k.CreateKeepsStatus,
 			Storage:             store,
 			KeyPrefix:           k.StoragePrefix,
 			NewFunc:             k.New,

@@ -34,6 +34,20 @@ func copyStatus(dst, src runtime.Object) {
 	}
 }
 
+// clearStatus empties obj's status: the Status field of a typed object,
+// "status" of an unstructured one.
+func clearStatus(obj runtime.Object) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		delete(u.Object, "status")
+		return
+	}
+	if v := structOf(obj); v.IsValid() {
+		if f := v.FieldByName("Status"); f.IsValid() && f.CanSet() {
+			f.Set(reflect.Zero(f.Type()))
+		}
+	}
+}
+
 func setResourceVersionFrom(dst, src runtime.Object) {
 	d, err1 := meta.Accessor(dst)
 	s, err2 := meta.Accessor(src)

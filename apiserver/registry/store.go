@@ -41,6 +41,10 @@ type Store struct {
 	Kind       schema.GroupVersionKind
 	Namespaced bool
 	HasStatus  bool
+	// CreateKeepsStatus: a create may set the status (Nodes, which their
+	// kubelet registers with it). For other kinds with a status
+	// subresource a create's status is dropped, as kube's strategies do.
+	CreateKeepsStatus bool
 	// UpdateSubresources are the get/patch/update subresources beyond
 	// status (pods/resize, csr/approval...), by name.
 	UpdateSubresources map[string]SubresourceUpdate
@@ -58,6 +62,10 @@ type Store struct {
 	// ValidateStatusUpdate, when set, validates status updates in place of
 	// ValidateUpdate (kube's status strategies check the status only).
 	ValidateStatusUpdate func(obj, old runtime.Object) field.ErrorList
+	// PrepareStatusUpdate, when set, adjusts a status write (the stored
+	// object with the request's status) as the kind's status strategy
+	// does, before validation.
+	PrepareStatusUpdate func(obj, old runtime.Object)
 	// StatusWritesFinalizers lets a status write change
 	// metadata.finalizers too, as kube's CRD status strategy does (its
 	// finalizer controller removes the cleanup finalizer through /status).
@@ -317,7 +325,17 @@ func (s *Store) createOnce(ctx context.Context, obj runtime.Object, acc metav1.O
 	if acc, err = meta.Accessor(obj); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
-	// After mutating admission, as kube's PrepareForCreate.
+	// After mutating admission, as kube's PrepareForCreate: what the status
+	// subresource writes is not the creator's to set (a Deployment sent
+	// back with the status it was read with, a pre-approved CSR), and the
+	// defaults give the initial status (a Pod's Pending, a Namespace's
+	// Active).
+	if s.HasStatus && !s.CreateKeepsStatus {
+		clearStatus(obj)
+		if s.Default != nil {
+			s.Default(obj)
+		}
+	}
 	if s.Generation.OnCreate {
 		acc.SetGeneration(1)
 	}
@@ -538,6 +556,9 @@ func (s *Store) prepareUpdate(ctx context.Context, requested, current runtime.Ob
 			if to, from := metaOf(merged), metaOf(requested); to != nil && from != nil {
 				to.SetFinalizers(from.GetFinalizers())
 			}
+		}
+		if s.PrepareStatusUpdate != nil {
+			s.PrepareStatusUpdate(merged, current)
 		}
 		setResourceVersionFrom(merged, requested)
 		requested = merged
