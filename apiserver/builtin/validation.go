@@ -42,6 +42,9 @@ func nameRuleFor(k Kind) apivalidation.ValidateNameFunc {
 		// kube requires service names to start with a letter (DNS-1035),
 		// since they become environment variable names.
 		return apivalidation.NameIsDNS1035Label
+	case k.GroupVersion.Group == certificatesv1.GroupName && k.Resource == "certificatesigningrequests":
+		// kube does not mind what requests are called.
+		return func(string, bool) []string { return nil }
 	case k.GroupVersion.Group == networkingv1.GroupName && k.Resource == "ipaddresses":
 		// An IP is its own name; validateIPAddress says what is wrong with it.
 		return func(string, bool) []string { return nil }
@@ -97,6 +100,8 @@ func updateValidatorFor(k Kind) func(obj, old runtime.Object) field.ErrorList {
 // validateContent checks everything but metadata, per type.
 func validateContent(obj runtime.Object) field.ErrorList {
 	switch o := obj.(type) {
+	case *certificatesv1.CertificateSigningRequest:
+		return validateCSR(o)
 	case *corev1.Pod:
 		return validatePodSpec(&o.Spec, specPath, podRestartPolicies)
 	case *corev1.PodTemplate:
@@ -182,6 +187,8 @@ func validateContent(obj runtime.Object) field.ErrorList {
 // validateImmutable checks the fields kube refuses to change on update.
 func validateImmutable(obj, old runtime.Object) field.ErrorList {
 	switch o := obj.(type) {
+	case *certificatesv1.CertificateSigningRequest:
+		return validateCSRUpdate(o, old.(*certificatesv1.CertificateSigningRequest))
 	case *corev1.Pod:
 		return validatePodUpdate(o, old.(*corev1.Pod))
 	case *corev1.Service:

@@ -186,7 +186,7 @@ func (r storeRules) GetRole(namespace, name string) (*rbacv1.Role, bool) {
 // stores against escalation, and adds the RBAC bootstrap and aggregation.
 func (cp *ControlPlane) installSecurity(s *security) error {
 	s.installReviews()
-	s.installCSRApproval()
+	s.installCSRs()
 	if s.rbac == nil {
 		return nil
 	}

@@ -3,25 +3,20 @@ package controlplane
 // The subresources kube serves beside an object's own verbs that are not
 // status or scale: what pods, nodes and services answer for a kubelet or a
 // backend devplane does not have, ephemeral containers and in-place resize
-// of pods, and certificate approval.
+// of pods. (Certificate approval is with the rest of CSRs, csrs.go.)
 
 import (
 	"context"
 	"fmt"
-	"strings"
 
-	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/devplane/devplane/apiserver/authz"
 	"github.com/devplane/devplane/apiserver/registry"
-	"github.com/devplane/devplane/apiserver/request"
 )
 
 // noRuntime is the answer of everything that would reach a kubelet or a
@@ -243,85 +238,4 @@ func podQOS(pod *corev1.Pod) corev1.PodQOSClass {
 		return corev1.PodQOSGuaranteed
 	}
 	return corev1.PodQOSBurstable
-}
-
-// installCSRApproval serves certificatesigningrequests/approval: only the
-// Approved and Denied conditions change, and only for a user who may
-// approve for the request's signer (verb approve on
-// certificates.k8s.io/signers, named after the signer or its domain's
-// wildcard), as kube checks.
-func (s *security) installCSRApproval() {
-	csrs, ok := s.cp.CoreRegistry.Lookup(certificatesv1.GroupName, "v1", "certificatesigningrequests")
-	if !ok || csrs.Store == nil {
-		return
-	}
-	if csrs.Store.UpdateSubresources == nil {
-		csrs.Store.UpdateSubresources = map[string]registry.SubresourceUpdate{}
-	}
-	csrs.Store.UpdateSubresources["approval"] = func(ctx context.Context, requested, current runtime.Object) (runtime.Object, error) {
-		req, ok1 := requested.(*certificatesv1.CertificateSigningRequest)
-		cur, ok2 := current.(*certificatesv1.CertificateSigningRequest)
-		if !ok1 || !ok2 {
-			return nil, apierrors.NewBadRequest("approval takes a CertificateSigningRequest")
-		}
-		if err := s.mayApprove(ctx, cur.Spec.SignerName); err != nil {
-			return nil, err
-		}
-		var errs field.ErrorList
-		approved, denied := false, false
-		for i, c := range req.Status.Conditions {
-			cp := field.NewPath("status", "conditions").Index(i)
-			switch c.Type {
-			case certificatesv1.CertificateApproved:
-				approved = true
-			case certificatesv1.CertificateDenied:
-				denied = true
-			case certificatesv1.CertificateFailed:
-			default:
-				errs = append(errs, field.NotSupported(cp.Child("type"), c.Type, []string{"Approved", "Denied", "Failed"}))
-			}
-			if c.Status != corev1.ConditionTrue && c.Status != corev1.ConditionFalse && c.Status != corev1.ConditionUnknown {
-				errs = append(errs, field.NotSupported(cp.Child("status"), c.Status, []string{"False", "True", "Unknown"}))
-			}
-		}
-		if approved && denied {
-			errs = append(errs, field.Invalid(field.NewPath("status", "conditions"), req.Status.Conditions, "Approved and Denied conditions are mutually exclusive"))
-		}
-		if len(errs) > 0 {
-			return nil, apierrors.NewInvalid(certificatesv1.SchemeGroupVersion.WithKind("CertificateSigningRequest").GroupKind(), cur.Name, errs)
-		}
-		now := metav1.Now()
-		for i := range req.Status.Conditions {
-			c := &req.Status.Conditions[i]
-			if c.LastUpdateTime.IsZero() {
-				c.LastUpdateTime = now
-			}
-			if c.LastTransitionTime.IsZero() {
-				c.LastTransitionTime = now
-			}
-		}
-		cur.Status.Conditions = req.Status.Conditions
-		return cur, nil
-	}
-}
-
-// mayApprove asks the authorizer whether the requester may approve for
-// signerName: the signer itself, or "<domain>/*".
-func (s *security) mayApprove(ctx context.Context, signerName string) error {
-	user, ok := request.UserFrom(ctx)
-	if !ok {
-		return apierrors.NewInternalError(fmt.Errorf("no user on the request"))
-	}
-	names := []string{signerName}
-	if domain, _, ok := strings.Cut(signerName, "/"); ok {
-		names = append(names, domain+"/*")
-	}
-	for _, name := range names {
-		if s.decide(ctx, authz.Attributes{User: user, Verb: "approve", APIGroup: certificatesv1.GroupName, APIVersion: "*",
-			Resource: "signers", Name: name, ResourceRequest: true}).Allowed {
-			return nil
-		}
-	}
-	return apierrors.NewForbidden(schema.GroupResource{Group: certificatesv1.GroupName, Resource: "certificatesigningrequests"}, "",
-		fmt.Errorf("user not permitted to approve requests with signerName %q", signerName))
 }
