@@ -40,7 +40,10 @@ type ManagerOptions struct {
 	// QuotaUsage counts a namespace's usage for the resource quota
 	// controller; without it there is none.
 	QuotaUsage QuotaUsageFunc
-	Logger     *slog.Logger
+	// SignCSR issues certificates for approved requests to kube's
+	// built-in signers; without it nobody signs them.
+	SignCSR CSRSigner
+	Logger  *slog.Logger
 }
 
 // Manager runs the controllers (under leader election) and the lease
@@ -105,6 +108,13 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (*Manager, error) {
 			return nil, err
 		}
 		m.controllers = append(m.controllers, ca)
+	}
+	if opts.SignCSR != nil {
+		signing, err := NewCSRSigningController(cfg, opts.Local, opts.SignCSR, opts.Logger)
+		if err != nil {
+			return nil, err
+		}
+		m.controllers = append(m.controllers, signing)
 	}
 	if opts.AdvertiseIP != nil {
 		if m.reconciler, err = NewLeaseEndpointReconciler(cfg, opts.Identity, opts.AdvertiseIP, opts.Port, opts.LeaseDuration, opts.Logger); err != nil {

@@ -27,6 +27,7 @@ func (cp *ControlPlane) installControllers() error {
 		DisableLeaderElection: len(cp.opts.EtcdServers) == 0,
 		Local:                 cp.LocalReader,
 		QuotaUsage:            cp.quotaUsage,
+		SignCSR:               cp.Certs.SignRequest,
 		Logger:                cp.logger.With("component", "controllers"),
 	})
 	if err != nil {
