@@ -115,3 +115,47 @@ func TestHPAVersionsShareObjects(t *testing.T) {
 		t.Errorf("v2 after a v1 delete: %v %d items", err, len(list.Items))
 	}
 }
+
+// kube's HPA controller runs: without a metrics API (none is installed,
+// as on a cluster without metrics-server) an HPA still holds its target
+// within minReplicas and maxReplicas, and says why it cannot do more.
+func TestHPAControllerWithoutMetrics(t *testing.T) {
+	_, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	if _, err := cs.AppsV1().Deployments("default").Create(ctx, testDeployment("web", 1), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fifty, three := int32(50), int32(3)
+	if _, err := cs.AutoscalingV2().HorizontalPodAutoscalers("default").Create(ctx, &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			MinReplicas:    &three, MaxReplicas: 5,
+			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+				Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: &fifty}}}},
+		},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the deployment scaled to minReplicas", func(ctx context.Context) (bool, error) {
+		d, err := cs.AppsV1().Deployments("default").Get(ctx, "web", metav1.GetOptions{})
+		return err == nil && d.Spec.Replicas != nil && *d.Spec.Replicas == 3, err
+	})
+	// The next sync (kube's 15 s period) tries the metrics.
+	waitFor(t, 30*time.Second, "the HPA's status", func(ctx context.Context) (bool, error) {
+		hpa, err := cs.AutoscalingV2().HorizontalPodAutoscalers("default").Get(ctx, "web", metav1.GetOptions{})
+		if err != nil || hpa.Status.DesiredReplicas != 3 {
+			return false, err
+		}
+		conditions := map[autoscalingv2.HorizontalPodAutoscalerConditionType]autoscalingv2.HorizontalPodAutoscalerCondition{}
+		for _, c := range hpa.Status.Conditions {
+			conditions[c.Type] = c
+		}
+		able, active := conditions[autoscalingv2.AbleToScale], conditions[autoscalingv2.ScalingActive]
+		return able.Status == corev1.ConditionTrue && active.Status == corev1.ConditionFalse && active.Reason == "FailedGetResourceMetric", nil
+	})
+	events, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=HorizontalPodAutoscaler,reason=SuccessfulRescale"})
+	if err != nil || len(events.Items) == 0 || events.Items[0].Message != "New size: 3; reason: Current number of replicas below Spec.MinReplicas" {
+		t.Errorf("rescale event: %v %+v", err, events)
+	}
+}

@@ -22,6 +22,8 @@ import (
 	"k8s.io/kubernetes/pkg/controller/endpointslice"
 	"k8s.io/kubernetes/pkg/controller/endpointslicemirroring"
 	"k8s.io/kubernetes/pkg/controller/job"
+	"k8s.io/kubernetes/pkg/controller/podautoscaler"
+	"k8s.io/kubernetes/pkg/controller/podautoscaler/metrics"
 	"k8s.io/kubernetes/pkg/controller/podgc"
 	"k8s.io/kubernetes/pkg/controller/replicaset"
 	"k8s.io/kubernetes/pkg/controller/replication"
@@ -29,6 +31,9 @@ import (
 	"k8s.io/kubernetes/pkg/controller/ttlafterfinished"
 	"k8s.io/kubernetes/pkg/controller/volume/persistentvolume"
 	"k8s.io/kubernetes/pkg/features"
+	resourceclient "k8s.io/metrics/pkg/client/clientset/versioned/typed/metrics/v1beta1"
+	"k8s.io/metrics/pkg/client/custom_metrics"
+	"k8s.io/metrics/pkg/client/external_metrics"
 )
 
 // Workers per controller: fewer than kube-controller-manager's 5, enough
@@ -36,6 +41,15 @@ import (
 const (
 	concurrentSyncs      = 2
 	terminatedPodGCLimit = 12500 // kube's --terminated-pod-gc-threshold
+)
+
+// The HPA controller's settings, kube-controller-manager's defaults.
+const (
+	hpaSyncPeriod             = 15 * time.Second
+	hpaDownscaleStabilization = 5 * time.Minute
+	hpaTolerance              = 0.1
+	hpaCPUInitialization      = 5 * time.Minute
+	hpaInitialReadinessDelay  = 30 * time.Second
 )
 
 // startControllers runs kube's workload controllers on the shared factory,
@@ -135,6 +149,35 @@ func (m *Machinery) startControllers(ctx context.Context, wg *sync.WaitGroup, ad
 			dc := disruption.NewDisruptionController(ctx, core.Pods(), f.Policy().V1().PodDisruptionBudgets(), core.ReplicationControllers(),
 				apps.ReplicaSets(), apps.Deployments(), apps.StatefulSets(), c, mapper, sc, c.Discovery())
 			return func() { dc.Run(ctx, concurrentSyncs) }, nil
+		}},
+		{"horizontal-pod-autoscaler", func(c kubernetes.Interface) (func(), error) {
+			// As kube-controller-manager wires it. Without a metrics API
+			// (devplane serves none; install metrics-server's APIService
+			// for one) HPAs still hold their targets within min and max
+			// and say why they cannot do more, as on any such cluster.
+			cfg := configFor(m.opts.Config, "kube-controller-manager/horizontal-pod-autoscaler")
+			mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(c.Discovery()))
+			sc, err := scale.NewForConfig(cfg, mapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(c.Discovery()))
+			if err != nil {
+				return nil, err
+			}
+			resources, err := resourceclient.NewForConfig(cfg)
+			if err != nil {
+				return nil, err
+			}
+			external, err := external_metrics.NewForConfig(cfg)
+			if err != nil {
+				return nil, err
+			}
+			apiVersions := custom_metrics.NewAvailableAPIsGetter(c.Discovery())
+			client := metrics.NewRESTMetricsClient(resources, custom_metrics.NewForConfig(cfg, mapper, apiVersions), external)
+			hc := podautoscaler.NewHorizontalController(ctx, c.CoreV1(), sc, c.AutoscalingV2(), mapper, client,
+				f.Autoscaling().V2().HorizontalPodAutoscalers(), core.Pods(),
+				hpaSyncPeriod, hpaDownscaleStabilization, hpaTolerance, hpaCPUInitialization, hpaInitialReadinessDelay)
+			return func() {
+				go custom_metrics.PeriodicallyInvalidate(apiVersions, hpaSyncPeriod, ctx.Done())
+				hc.Run(ctx, concurrentSyncs)
+			}, nil
 		}},
 		{"pod-garbage-collector", func(c kubernetes.Interface) (func(), error) {
 			gc := podgc.NewPodGC(ctx, c, core.Pods(), core.Nodes(), terminatedPodGCLimit)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/informers/apps"
+	"k8s.io/client-go/informers/autoscaling"
 	"k8s.io/client-go/informers/batch"
 	"k8s.io/client-go/informers/coordination"
 	"k8s.io/client-go/informers/core"
@@ -125,7 +126,10 @@ func (f *localFactory) NotServed() []string {
 }
 
 // The groups kube's scheduler and workload controllers read.
-func (f *localFactory) Apps() apps.Interface       { return apps.New(f, metav1.NamespaceAll, nil) }
+func (f *localFactory) Apps() apps.Interface { return apps.New(f, metav1.NamespaceAll, nil) }
+func (f *localFactory) Autoscaling() autoscaling.Interface {
+	return autoscaling.New(f, metav1.NamespaceAll, nil)
+}
 func (f *localFactory) Batch() batch.Interface     { return batch.New(f, metav1.NamespaceAll, nil) }
 func (f *localFactory) Core() core.Interface       { return core.New(f, metav1.NamespaceAll, nil) }
 func (f *localFactory) Policy() policy.Interface   { return policy.New(f, metav1.NamespaceAll, nil) }
