@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -229,6 +230,33 @@ func TestWorkloadsKubeletRunsBoundPods(t *testing.T) {
 		!strings.Contains(cs0.ImageID, "nginx@sha256:") {
 		t.Errorf("container status %+v", cs0)
 	}
+
+	// kubectl debug adds an ephemeral container: it runs (never ready),
+	// so kubectl stops waiting and tries to attach.
+	p.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debugger", Image: "busybox"}}}
+	if _, err := pods.UpdateEphemeralContainers(ctx, "web", p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p = waitPod(t, cs, "default", "web", "the ephemeral container running", func(p *corev1.Pod) bool {
+		return len(p.Status.EphemeralContainerStatuses) == 1 && p.Status.EphemeralContainerStatuses[0].State.Running != nil
+	})
+	if e := p.Status.EphemeralContainerStatuses[0]; e.Name != "debugger" || e.Ready || !utilptr.Deref(e.Started, false) || !strings.HasPrefix(e.ContainerID, "devplane://") ||
+		p.Status.Phase != corev1.PodRunning || podCondition(p, corev1.PodReady) != corev1.ConditionTrue {
+		t.Errorf("ephemeral container status %+v, pod %s Ready=%s", e, p.Status.Phase, podCondition(p, corev1.PodReady))
+	}
+	// The kubelet's events name each container as kube's does.
+	waitFor(t, 10*time.Second, "the kubelet's Started events", func(ctx context.Context) (bool, error) {
+		events, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=web,reason=Started"})
+		if err != nil {
+			return false, err
+		}
+		var paths []string
+		for _, e := range events.Items {
+			paths = append(paths, e.InvolvedObject.FieldPath)
+		}
+		slices.Sort(paths)
+		return slices.Equal(paths, []string{"spec.containers{app}", "spec.ephemeralContainers{debugger}", "spec.initContainers{init}", "spec.initContainers{sidecar}"}), nil
+	})
 
 	// Run-to-completion pods: success, failure by annotation.
 	for _, tc := range []struct {

@@ -239,8 +239,8 @@ func (k *kubelet) terminate(ctx context.Context, node *simNode, pod *corev1.Pod,
 	}
 	if !ok && wait > 0 {
 		var events []podEvent
-		for i, c := range pod.Spec.Containers {
-			events = append(events, podEvent{path: containerPath(i), reason: "Killing", message: "Stopping container " + c.Name})
+		for _, c := range pod.Spec.Containers {
+			events = append(events, podEvent{path: containerPath(c.Name), reason: "Killing", message: "Stopping container " + c.Name})
 		}
 		node.emit(pod, events)
 	}
@@ -348,7 +348,7 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, e
 		switch {
 		case sidecar:
 			if cs.State.Running == nil {
-				k.start(pod, &cs, now, initPath(i), events)
+				k.start(pod, &cs, now, initPath(c.Name), events)
 			}
 			started := k.startedAt(pod, &cs)
 			cs.Started = ptr.To(probePassed(c.StartupProbe, started, now, soon))
@@ -362,7 +362,7 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, e
 			}
 		case cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0:
 		case cs.State.Running == nil:
-			k.start(pod, &cs, now, initPath(i), events)
+			k.start(pod, &cs, now, initPath(c.Name), events)
 			initDone = false
 			soon(now.Add(initContainerRunTime))
 		default:
@@ -390,7 +390,7 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, e
 		if !initDone {
 			cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}
 		} else {
-			k.stepContainer(pod, c, &cs, timing, now, soon, containerPath(i), events)
+			k.stepContainer(pod, c, &cs, timing, now, soon, containerPath(c.Name), events)
 		}
 		switch {
 		case cs.State.Running != nil:
@@ -417,6 +417,25 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, e
 		st.Phase, terminal = corev1.PodSucceeded, true
 	case running > 0 || st.Phase == corev1.PodRunning:
 		st.Phase = corev1.PodRunning
+	}
+	// Ephemeral containers (kubectl debug) start once the pod's
+	// containers may and stop with the pod; never ready, never restarted.
+	ephemeral := make([]corev1.ContainerStatus, len(pod.Spec.EphemeralContainers))
+	for i := range pod.Spec.EphemeralContainers {
+		c := corev1.Container(pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
+		cs := statusOf(st.EphemeralContainerStatuses, &c)
+		switch {
+		case terminal && cs.State.Running != nil:
+			k.exit(&cs, 0, now)
+		case !terminal && initDone && cs.State.Waiting != nil:
+			k.start(pod, &cs, now, ephemeralPath(c.Name), events)
+			cs.Started = ptr.To(true)
+		}
+		cs.Ready = false
+		ephemeral[i] = cs
+	}
+	if len(ephemeral) > 0 {
+		st.EphemeralContainerStatuses = ephemeral
 	}
 	if terminal {
 		for i := range st.InitContainerStatuses { // sidecars stop with the pod
@@ -753,8 +772,10 @@ type podEvent struct {
 	reason, message string
 }
 
-func initPath(i int) string      { return fmt.Sprintf("spec.initContainers[%d]", i) }
-func containerPath(i int) string { return fmt.Sprintf("spec.containers[%d]", i) }
+// A container's event field path, as the kubelet names it.
+func initPath(name string) string      { return "spec.initContainers{" + name + "}" }
+func containerPath(name string) string { return "spec.containers{" + name + "}" }
+func ephemeralPath(name string) string { return "spec.ephemeralContainers{" + name + "}" }
 
 // emit records events as this node's kubelet.
 func (n *simNode) emit(pod *corev1.Pod, events []podEvent) {
