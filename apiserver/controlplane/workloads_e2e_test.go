@@ -310,3 +310,39 @@ func TestWorkloadsKubeletRunsBoundPods(t *testing.T) {
 }
 
 func intstrFromInt(i int) intstr.IntOrString { return intstr.FromInt32(int32(i)) }
+
+// kube's taint eviction controller runs: a NoExecute taint evicts the
+// pods that do not tolerate it, and only those.
+func TestWorkloadsNoExecuteTaintEvicts(t *testing.T) {
+	_, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	pods := cs.CoreV1().Pods("default")
+	tolerant := boundPod("tolerant", func(p *corev1.Pod) {
+		p.Spec.Tolerations = []corev1.Toleration{{Key: "maintenance", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}}
+	})
+	for _, p := range []*corev1.Pod{boundPod("intolerant", nil), tolerant} {
+		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitPod(t, cs, "default", p.Name, "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	}
+	node, err := cs.CoreV1().Nodes().Get(ctx, workloads.NodeName(1), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: "maintenance", Value: "now", Effect: corev1.TaintEffectNoExecute})
+	if _, err := cs.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("tainting the node: %v", err)
+	}
+	waitFor(t, 10*time.Second, "the intolerant pod evicted", func(ctx context.Context) (bool, error) {
+		_, err := pods.Get(ctx, "intolerant", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if p, err := pods.Get(ctx, "tolerant", metav1.GetOptions{}); err != nil || p.DeletionTimestamp != nil {
+		t.Errorf("the tolerant pod: %v %v", err, p)
+	}
+	events, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=intolerant,reason=TaintManagerEviction"})
+	if err != nil || len(events.Items) == 0 {
+		t.Errorf("no TaintManagerEviction event: %v", err)
+	}
+}

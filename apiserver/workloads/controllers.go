@@ -28,6 +28,7 @@ import (
 	"k8s.io/kubernetes/pkg/controller/replicaset"
 	"k8s.io/kubernetes/pkg/controller/replication"
 	"k8s.io/kubernetes/pkg/controller/statefulset"
+	"k8s.io/kubernetes/pkg/controller/tainteviction"
 	"k8s.io/kubernetes/pkg/controller/ttlafterfinished"
 	"k8s.io/kubernetes/pkg/controller/volume/persistentvolume"
 	"k8s.io/kubernetes/pkg/features"
@@ -178,6 +179,15 @@ func (m *Machinery) startControllers(ctx context.Context, wg *sync.WaitGroup, ad
 				go custom_metrics.PeriodicallyInvalidate(apiVersions, hpaSyncPeriod, ctx.Done())
 				hc.Run(ctx, concurrentSyncs)
 			}, nil
+		}},
+		{"taint-eviction-controller", func(c kubernetes.Interface) (func(), error) {
+			// Pods that do not tolerate a node's NoExecute taints are
+			// deleted (after their tolerationSeconds).
+			tc, err := tainteviction.New(ctx, c, core.Pods(), core.Nodes(), "taint-eviction-controller")
+			if err != nil {
+				return nil, err
+			}
+			return func() { tc.Run(ctx) }, nil
 		}},
 		{"pod-garbage-collector", func(c kubernetes.Interface) (func(), error) {
 			gc := podgc.NewPodGC(ctx, c, core.Pods(), core.Nodes(), terminatedPodGCLimit)
