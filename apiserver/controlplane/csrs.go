@@ -164,16 +164,7 @@ func (s *security) installCSRApproval(store *registry.Store) {
 		if len(errs) > 0 {
 			return nil, apierrors.NewInvalid(certificatesv1.SchemeGroupVersion.WithKind("CertificateSigningRequest").GroupKind(), cur.Name, errs)
 		}
-		now := metav1.Now()
-		for i := range req.Status.Conditions {
-			c := &req.Status.Conditions[i]
-			if c.LastUpdateTime.IsZero() {
-				c.LastUpdateTime = now
-			}
-			if c.LastTransitionTime.IsZero() {
-				c.LastTransitionTime = now
-			}
-		}
+		stampConditions(req, cur)
 		cur.Status.Conditions = req.Status.Conditions
 		return cur, nil
 	}
