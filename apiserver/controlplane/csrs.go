@@ -102,6 +102,16 @@ func keepConditions(csr, prev *certificatesv1.CertificateSigningRequest, t certi
 	}
 }
 
+func countConditions(csr *certificatesv1.CertificateSigningRequest, t certificatesv1.RequestConditionType) int {
+	n := 0
+	for _, c := range csr.Status.Conditions {
+		if c.Type == t {
+			n++
+		}
+	}
+	return n
+}
+
 // stampConditions sets the times a condition came without: updated now,
 // transitioned when the same type and status was first seen (or now).
 func stampConditions(csr, prev *certificatesv1.CertificateSigningRequest) {
@@ -160,6 +170,12 @@ func (s *security) installCSRApproval(store *registry.Store) {
 		}
 		if approved && denied {
 			errs = append(errs, field.Invalid(field.NewPath("status", "conditions"), req.Status.Conditions, "Approved and Denied conditions are mutually exclusive"))
+		}
+		// A decision, or a signer's failure, stays once made.
+		for _, t := range []certificatesv1.RequestConditionType{certificatesv1.CertificateApproved, certificatesv1.CertificateDenied, certificatesv1.CertificateFailed} {
+			if countConditions(req, t) < countConditions(cur, t) {
+				errs = append(errs, field.Forbidden(field.NewPath("status", "conditions"), fmt.Sprintf("updates may not remove a condition of type %q", t)))
+			}
 		}
 		if len(errs) > 0 {
 			return nil, apierrors.NewInvalid(certificatesv1.SchemeGroupVersion.WithKind("CertificateSigningRequest").GroupKind(), cur.Name, errs)

@@ -281,6 +281,12 @@ func TestCSRSigning(t *testing.T) {
 	if _, err := csrs.UpdateStatus(ctx, pending, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), `updates may not add a condition of type "Approved"`) {
 		t.Errorf("approving through /status: %v", err)
 	}
+	// Nor does /approval take a decision back.
+	csr = issued("jane")
+	csr.Status.Conditions = nil
+	if _, err := csrs.UpdateApproval(ctx, "jane", csr, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), `updates may not remove a condition of type "Approved"`) {
+		t.Errorf("un-approving: %v", err)
+	}
 	csr = issued("jane")
 	csr.Status.Conditions[0].Reason = "Rewritten"
 	csr.Status.Conditions = append(csr.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{Type: "Audited", Status: corev1.ConditionTrue, Reason: "Checked"})
