@@ -43,7 +43,10 @@ type ManagerOptions struct {
 	// SignCSR issues certificates for approved requests to kube's
 	// built-in signers; without it nobody signs them.
 	SignCSR CSRSigner
-	Logger  *slog.Logger
+	// LegacyTokens signs the tokens kept in service-account-token Secrets
+	// (with CA as their ca.crt); without it nobody fills them.
+	LegacyTokens LegacyTokenIssuer
+	Logger       *slog.Logger
 }
 
 // Manager runs the controllers (under leader election) and the lease
@@ -108,6 +111,13 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (*Manager, error) {
 			return nil, err
 		}
 		m.controllers = append(m.controllers, ca)
+	}
+	if opts.LegacyTokens != nil && len(opts.CA) > 0 {
+		tokens, err := NewServiceAccountTokensController(cfg, opts.Local, opts.LegacyTokens, opts.CA, opts.Logger)
+		if err != nil {
+			return nil, err
+		}
+		m.controllers = append(m.controllers, tokens)
 	}
 	if opts.SignCSR != nil {
 		signing, err := NewCSRSigningController(cfg, opts.Local, opts.SignCSR, opts.Logger)

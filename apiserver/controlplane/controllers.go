@@ -10,6 +10,7 @@ import (
 
 	"github.com/devplane/devplane/apiserver/controllers"
 	"github.com/devplane/devplane/apiserver/healthz"
+	"github.com/devplane/devplane/apiserver/serviceaccount"
 )
 
 // installControllers runs the control-plane controllers (namespace
@@ -28,7 +29,10 @@ func (cp *ControlPlane) installControllers() error {
 		Local:                 cp.LocalReader,
 		QuotaUsage:            cp.quotaUsage,
 		SignCSR:               cp.Certs.SignRequest,
-		Logger:                cp.logger.With("component", "controllers"),
+		LegacyTokens: func(namespace, account, uid, secret string) (string, error) {
+			return cp.saIssuer.IssueLegacy(serviceaccount.ServiceAccountRef{Namespace: namespace, Name: account, UID: uid}, secret)
+		},
+		Logger: cp.logger.With("component", "controllers"),
 	})
 	if err != nil {
 		return err

@@ -26,6 +26,7 @@ import (
 	"github.com/devplane/devplane/apiserver/openapi"
 	"github.com/devplane/devplane/apiserver/registry"
 	"github.com/devplane/devplane/apiserver/server"
+	"github.com/devplane/devplane/apiserver/serviceaccount"
 	"github.com/devplane/devplane/apiserver/storage"
 	"github.com/devplane/devplane/apiserver/workloads"
 	"github.com/devplane/devplane/certs"
@@ -127,6 +128,9 @@ type ControlPlane struct {
 	prepared           atomic.Pointer[server.PreparedServer]
 
 	controllers *controllers.Manager
+	// saIssuer signs service account tokens (TokenRequest, and the
+	// legacy ones the token controller keeps in Secrets).
+	saIssuer *serviceaccount.Issuer
 	// workloads are the simulated nodes, scheduler and workload
 	// controllers (nil with no nodes).
 	workloads *workloads.Machinery
@@ -252,6 +256,7 @@ func (cp *ControlPlane) buildChain() error {
 	if err != nil {
 		return err
 	}
+	cp.saIssuer = sec.issuer
 	var authenticators authn.Authenticator = sec.authenticator
 	config := func(name string) server.CompletedConfig {
 		c := &server.Config{

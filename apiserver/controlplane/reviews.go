@@ -232,7 +232,8 @@ func (s *security) tokenReview(ctx context.Context, _ string, obj runtime.Object
 	audiences := review.Spec.Audiences
 	saTokens := s.saTokens
 	if len(audiences) > 0 {
-		saTokens = serviceaccount.Authenticator(s.issuer, audiences, s.lookupServiceAccount).WithBoundObjects(s.lookupBoundObject)
+		saTokens = serviceaccount.Authenticator(s.issuer, audiences, s.lookupServiceAccount).WithBoundObjects(s.lookupBoundObject).
+			WithLegacySecrets(s.lookupTokenSecret)
 	} else {
 		audiences = []string{s.issuer.URL()}
 	}

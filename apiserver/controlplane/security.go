@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -53,7 +54,8 @@ func (cp *ControlPlane) newSecurity() (*security, error) {
 	if s.issuer, err = serviceaccount.NewIssuer(cp.Certs.ServiceAccountKey, cp.opts.ServiceAccountIssuer); err != nil {
 		return nil, fmt.Errorf("service account issuer: %w", err)
 	}
-	s.saTokens = serviceaccount.Authenticator(s.issuer, nil, s.lookupServiceAccount).WithBoundObjects(s.lookupBoundObject)
+	s.saTokens = serviceaccount.Authenticator(s.issuer, nil, s.lookupServiceAccount).WithBoundObjects(s.lookupBoundObject).
+		WithLegacySecrets(s.lookupTokenSecret)
 	union := authn.Union{authn.ClientCert{}}
 	if cp.opts.TokenAuthFile != "" {
 		if s.staticTokens, err = authn.LoadTokenFile(cp.opts.TokenAuthFile); err != nil {
@@ -98,6 +100,26 @@ func lookupCtx() (context.Context, context.CancelFunc) {
 
 func (s *security) lookupServiceAccount(namespace, name string) (string, bool) {
 	return s.lookupBoundObject("ServiceAccount", namespace, name)
+}
+
+// lookupTokenSecret finds a service-account-token Secret for a legacy
+// token: its token and service account, unless it is being deleted.
+func (s *security) lookupTokenSecret(namespace, name string) ([]byte, string, bool) {
+	res, ok := s.cp.CoreRegistry.Lookup("", "v1", "secrets")
+	if !ok || res.Store == nil {
+		return nil, "", false
+	}
+	ctx, cancel := lookupCtx()
+	defer cancel()
+	obj, err := res.Store.Get(ctx, namespace, name, metav1.GetOptions{ResourceVersion: "0"})
+	if err != nil {
+		return nil, "", false
+	}
+	secret, ok := obj.(*corev1.Secret)
+	if !ok || secret.Type != corev1.SecretTypeServiceAccountToken || secret.DeletionTimestamp != nil {
+		return nil, "", false
+	}
+	return secret.Data[corev1.ServiceAccountTokenKey], secret.Annotations[corev1.ServiceAccountNameKey], true
 }
 
 var boundResources = map[string]string{"ServiceAccount": "serviceaccounts", "Pod": "pods", "Secret": "secrets", "Node": "nodes"}

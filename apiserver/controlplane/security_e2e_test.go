@@ -1,6 +1,7 @@
 package controlplane_test
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -502,5 +503,83 @@ func TestAlwaysAllowMode(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("anonymous GET /api under AlwaysAllow = %d, want 401", resp.StatusCode)
+	}
+}
+
+// A Secret of type kubernetes.io/service-account-token is filled as kube's
+// token controller fills it (a long-lived token, the CA, the namespace,
+// the account's uid), and its token signs in as the account while that
+// Secret holds it and the account lives; the Secret goes with its
+// account.
+func TestLegacyServiceAccountTokenSecrets(t *testing.T) {
+	s := startControlPlane(t, "")
+	admin := s.clientset(t, false)
+	ctx := context.Background()
+	if _, err := admin.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "robot"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	secrets := admin.CoreV1().Secrets("default")
+	tokenSecret := func(name, account string) {
+		t.Helper()
+		if _, err := secrets.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{corev1.ServiceAccountNameKey: account}},
+			Type: corev1.SecretTypeServiceAccountToken}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tokenSecret("robot-token", "robot")
+	var secret *corev1.Secret
+	testsupport.Eventually(t, 10*time.Second, "the token secret filled", func() (bool, string) {
+		var err error
+		secret, err = secrets.Get(ctx, "robot-token", metav1.GetOptions{})
+		return err == nil && len(secret.Data[corev1.ServiceAccountTokenKey]) > 0, errString(err)
+	})
+	robot, err := admin.CoreV1().ServiceAccounts("default").Get(ctx, "robot", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(secret.Data[corev1.ServiceAccountRootCAKey]) != string(s.cp.Certs.CA.CertPEM) || string(secret.Data[corev1.ServiceAccountNamespaceKey]) != "default" ||
+		secret.Annotations[corev1.ServiceAccountUIDKey] != string(robot.UID) {
+		t.Errorf("filled secret: ca.crt %d bytes, namespace %q, uid annotation %q (account %s)", len(secret.Data[corev1.ServiceAccountRootCAKey]),
+			secret.Data[corev1.ServiceAccountNamespaceKey], secret.Annotations[corev1.ServiceAccountUIDKey], robot.UID)
+	}
+	token := string(secret.Data[corev1.ServiceAccountTokenKey])
+	review, err := tokenClient(t, s, token).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ui := review.Status.UserInfo; ui.Username != "system:serviceaccount:default:robot" || ui.UID != string(robot.UID) || !slices.Contains(ui.Groups, "system:serviceaccounts:default") {
+		t.Errorf("signed in as %+v", ui)
+	}
+	tr, err := admin.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+	if err != nil || !tr.Status.Authenticated || tr.Status.User.Username != "system:serviceaccount:default:robot" {
+		t.Errorf("TokenReview of the legacy token: %v %+v", err, tr)
+	}
+
+	// A token stops working when its Secret no longer holds it.
+	secret.Data[corev1.ServiceAccountTokenKey] = []byte("replaced")
+	if _, err := secrets.Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testsupport.Eventually(t, 10*time.Second, "the replaced token refused", func() (bool, string) {
+		_, err := tokenClient(t, s, token).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		return apierrors.IsUnauthorized(err), errString(err)
+	})
+
+	// A Secret naming no account is deleted; so are an account's Secrets
+	// when it goes.
+	tokenSecret("nobodys-token", "nobody")
+	tokenSecret("robot-token-2", "robot")
+	testsupport.Eventually(t, 10*time.Second, "the second robot secret filled", func() (bool, string) {
+		s, err := secrets.Get(ctx, "robot-token-2", metav1.GetOptions{})
+		return err == nil && len(s.Data[corev1.ServiceAccountTokenKey]) > 0, errString(err)
+	})
+	if err := admin.CoreV1().ServiceAccounts("default").Delete(ctx, "robot", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"nobodys-token", "robot-token", "robot-token-2"} {
+		testsupport.Eventually(t, 10*time.Second, name+" deleted", func() (bool, string) {
+			_, err := secrets.Get(ctx, name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), errString(err)
+		})
 	}
 }

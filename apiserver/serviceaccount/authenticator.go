@@ -39,6 +39,7 @@ type TokenAuthenticator struct {
 	audiences []string
 	lookup    Lookup
 	bound     BoundObjectLookup
+	secrets   SecretTokenLookup // legacy tokens; nil refuses them
 	now       func() time.Time
 }
 
@@ -90,6 +91,9 @@ func (a *TokenAuthenticator) AuthenticateToken(token string) (*request.User, boo
 	var c claims
 	if err := json.Unmarshal(payload, &c); err != nil {
 		return nil, false, fmt.Errorf("malformed token claims: %w", err)
+	}
+	if c.Issuer == LegacyIssuer {
+		return a.authenticateLegacy(token, header, payload, signingInput, sig)
 	}
 	if c.Issuer != a.issuer.URL() {
 		return nil, false, fmt.Errorf("token issuer %q is not %q", c.Issuer, a.issuer.URL())
