@@ -1,10 +1,9 @@
 // Package controllers holds the control-plane controllers devplane runs
 // in-process: namespace deletion, garbage collection, default service
 // accounts and their token Secrets, the root CA ConfigMap, resource quota
-// status, CSR signing,
-// and the kubernetes Service's endpoints kept by every replica. They read the
-// server's watch caches directly (Local) and write through its API with
-// client-go and a loopback rest.Config.
+// status, CSR signing, and the kubernetes Service's endpoints kept by
+// every replica. They read the server's watch caches directly (Local) and
+// write through its API with client-go and a loopback rest.Config.
 package controllers
 
 import (
