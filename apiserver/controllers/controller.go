@@ -125,6 +125,18 @@ func processNext[T comparable](ctx context.Context, queue workqueue.TypedRateLim
 	return true
 }
 
+// runInformers runs informers until ctx ends and waits for them to sync
+// (false: ctx ended first); stopped returns once they all have.
+func runInformers(ctx context.Context, informers ...cache.SharedIndexInformer) (synced bool, stopped func()) {
+	var running sync.WaitGroup
+	hasSynced := make([]cache.InformerSynced, len(informers))
+	for i, inf := range informers {
+		hasSynced[i] = inf.HasSynced
+		running.Go(func() { inf.RunWithContext(ctx) })
+	}
+	return waitForSync(ctx, hasSynced...), running.Wait
+}
+
 // waitForSync waits until every informer has synced or ctx ends. It checks
 // every few milliseconds, not every 100ms as cache.WaitForCacheSync does:
 // the controllers' sync is part of /readyz, and start-up is measured in ms.

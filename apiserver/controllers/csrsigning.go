@@ -78,13 +78,9 @@ func (c *csrSigning) Run(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	done := make(chan struct{})
-	defer func() { <-done }()
-	go func() {
-		defer close(done)
-		informer.RunWithContext(ctx)
-	}()
-	if !waitForSync(ctx, informer.HasSynced) {
+	synced, stopped := runInformers(ctx, informer)
+	defer stopped()
+	if !synced {
 		queue.ShutDown()
 		return nil
 	}

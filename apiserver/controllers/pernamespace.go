@@ -3,7 +3,6 @@ package controllers
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 
 	"time"
@@ -71,12 +70,9 @@ func (c *perNamespaceObject) Run(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	var informers sync.WaitGroup
-	defer informers.Wait()
-	for _, inf := range []cache.SharedIndexInformer{nsInformer, objInformer} {
-		informers.Go(func() { inf.RunWithContext(ctx) })
-	}
-	if !waitForSync(ctx, nsInformer.HasSynced, objInformer.HasSynced) {
+	synced, stopped := runInformers(ctx, nsInformer, objInformer)
+	defer stopped()
+	if !synced {
 		queue.ShutDown()
 		return nil
 	}

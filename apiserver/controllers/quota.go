@@ -94,13 +94,9 @@ func (c *QuotaController) Run(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	informerDone := make(chan struct{})
-	defer func() { <-informerDone }()
-	go func() {
-		defer close(informerDone)
-		informer.RunWithContext(ctx)
-	}()
-	if !waitForSync(ctx, informer.HasSynced) {
+	synced, stopped := runInformers(ctx, informer)
+	defer stopped()
+	if !synced {
 		queue.ShutDown()
 		return nil
 	}

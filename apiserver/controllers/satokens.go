@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -98,12 +97,9 @@ func (c *saTokens) Run(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	var informers sync.WaitGroup
-	defer informers.Wait()
-	for _, inf := range []cache.SharedIndexInformer{secrets, accounts} {
-		informers.Go(func() { inf.RunWithContext(ctx) })
-	}
-	if !waitForSync(ctx, secrets.HasSynced, accounts.HasSynced) {
+	synced, stopped := runInformers(ctx, secrets, accounts)
+	defer stopped()
+	if !synced {
 		queue.ShutDown()
 		return nil
 	}
