@@ -107,16 +107,7 @@ func floors(b *testing.B, bodies listBodies) *loadFigures {
 		f.set(fmt.Sprintf("%s list of %d, server+transfer ms", enc, n), ms(percentile(times, 50)))
 	}
 	for _, proto := range []bool{false, true} {
-		c := rest.CopyConfig(cfg)
-		c.QPS, c.Burst = -1, 0
-		enc := "json"
-		if proto {
-			enc = "protobuf"
-			c.ContentType = "application/vnd.kubernetes.protobuf"
-			c.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-		} else {
-			c.ContentType = "application/json"
-		}
+		c, enc := loadConfig(cfg, proto)
 		cs, err := kubernetes.NewForConfig(c)
 		if err != nil {
 			b.Fatal(err)

@@ -123,16 +123,7 @@ func runLoad(b *testing.B, server string, cfg *rest.Config) *loadFigures {
 	defer cancel()
 	n := loadObjects()
 	for _, proto := range []bool{false, true} {
-		c := rest.CopyConfig(cfg)
-		c.QPS, c.Burst = -1, 0
-		enc := "json"
-		if proto {
-			enc = "protobuf"
-			c.ContentType = "application/vnd.kubernetes.protobuf"
-			c.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-		} else {
-			c.ContentType = "application/json"
-		}
+		c, enc := loadConfig(cfg, proto)
 		cs, err := kubernetes.NewForConfig(c)
 		if err != nil {
 			b.Fatal(err)
@@ -252,6 +243,20 @@ func runLoad(b *testing.B, server string, cfg *rest.Config) *loadFigures {
 		_ = cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
 	}
 	return f
+}
+
+// loadConfig is cfg for the load's client-go clients, unthrottled, speaking
+// JSON or protobuf (JSON still accepted), and the encoding's name.
+func loadConfig(cfg *rest.Config, proto bool) (*rest.Config, string) {
+	c := rest.CopyConfig(cfg)
+	c.QPS, c.Burst = -1, 0
+	if !proto {
+		c.ContentType = "application/json"
+		return c, "json"
+	}
+	c.ContentType = "application/vnd.kubernetes.protobuf"
+	c.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	return c, "protobuf"
 }
 
 // parallel runs op for 0..n-1 on loadWorkers goroutines, records the rate
