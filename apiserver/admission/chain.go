@@ -1,26 +1,39 @@
 package admission
 
+// ChainOptions are the plugins that depend on what else runs.
+type ChainOptions struct {
+	// StorageProtection enables StorageObjectInUseProtection: only where
+	// the pvc- and pv-protection controllers run to take its finalizers
+	// off (with the workload controllers), else claims could never go.
+	StorageProtection bool
+}
+
 // NewChain is kube-apiserver's default admission order: the built-in
 // plugins, then mutating admission policies and mutating webhooks; in the validation phase (each plugin's
 // Validate in the same order), PodSecurity, ResourceQuota,
 // ValidatingAdmissionPolicies and validating webhooks. NamespaceLifecycle
 // is the REST store's own check.
-func NewChain(src Source) (Chain, error) {
+func NewChain(src Source, opts ChainOptions) (Chain, error) {
 	podSecurity, err := PodSecurity(src)
 	if err != nil {
 		return nil, err
 	}
-	return Chain{
+	chain := Chain{
 		ServiceAccount(src),
 		LimitRanger(src),
 		DefaultTolerationSeconds(),
 		Priority(src),
 		DefaultStorageClass(src),
+	}
+	if opts.StorageProtection {
+		chain = append(chain, StorageObjectInUseProtection())
+	}
+	return append(chain,
 		podSecurity,
 		MutatingAdmissionPolicies(src),
 		NewMutatingWebhooks(src),
 		ValidatingAdmissionPolicies(src),
 		NewValidatingWebhooks(src),
 		ResourceQuota(src),
-	}, nil
+	), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -14,6 +15,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	psapi "k8s.io/pod-security-admission/api"
@@ -23,6 +25,7 @@ import (
 var (
 	podsGVR            = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 	pvcsGVR            = schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}
+	pvsGVR             = schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumes"}
 	serviceAccountsGVR = schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}
 	limitRangesGVR     = schema.GroupVersionResource{Version: "v1", Resource: "limitranges"}
 	priorityClassesGVR = schedulingv1.SchemeGroupVersion.WithResource("priorityclasses")
@@ -269,6 +272,39 @@ func DefaultStorageClass(src Source) Interface {
 		})
 		name := defaults[0].Name
 		pvc.Spec.StorageClassName = &name
+		return nil
+	}}
+}
+
+// Finalizers StorageObjectInUseProtection puts on new claims and volumes;
+// kube's pvc-protection and pv-protection controllers take them off once
+// no pod uses the claim, and once the volume is no longer bound.
+const (
+	PVCProtectionFinalizer = "kubernetes.io/pvc-protection"
+	PVProtectionFinalizer  = "kubernetes.io/pv-protection"
+)
+
+// StorageObjectInUseProtection keeps a claim a pod uses, and a bound
+// volume, from going while they do: their deletion waits on a finalizer.
+func StorageObjectInUseProtection() Interface {
+	return Func{MutateFunc: func(_ context.Context, a *Attributes) error {
+		if a.Operation != Create || a.Subresource != "" {
+			return nil
+		}
+		var finalizer string
+		switch a.Resource {
+		case pvcsGVR:
+			finalizer = PVCProtectionFinalizer
+		case pvsGVR:
+			finalizer = PVProtectionFinalizer
+		default:
+			return nil
+		}
+		obj, ok := a.Object.(metav1.Object)
+		if !ok || slices.Contains(obj.GetFinalizers(), finalizer) {
+			return nil
+		}
+		obj.SetFinalizers(append(obj.GetFinalizers(), finalizer))
 		return nil
 	}}
 }

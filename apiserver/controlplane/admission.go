@@ -23,7 +23,9 @@ import (
 // custom resources too.
 func (cp *ControlPlane) installAdmission() {
 	src := newRegistrySource(cp.localRegistries)
-	chain, err := admission.NewChain(src)
+	// The workload controllers (pvc- and pv-protection among them) run
+	// with simulated nodes.
+	chain, err := admission.NewChain(src, admission.ChainOptions{StorageProtection: cp.opts.Nodes > 0 && !cp.opts.DisableControllers})
 	if err != nil {
 		// Only a broken Pod Security policy library gets here.
 		panic("controlplane: building the admission chain: " + err.Error())

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -134,6 +135,14 @@ func TestWorkloadsOffByDefault(t *testing.T) {
 	body := s.mustKubectl(t, "get", "--raw", "/readyz?verbose")
 	if strings.Contains(body, "start-workloads") {
 		t.Errorf("readyz lists the workloads hook with no nodes:\n%s", body)
+	}
+	// No pvc-protection controller runs, so no claim gets its finalizer
+	// (it could never be deleted).
+	claim, err := cs.CoreV1().PersistentVolumeClaims("default").Create(context.Background(), &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "c"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}, metav1.CreateOptions{})
+	if err != nil || len(claim.Finalizers) != 0 {
+		t.Errorf("claim without workloads: %v, finalizers %v", err, claim.Finalizers)
 	}
 }
 
@@ -345,4 +354,60 @@ func TestWorkloadsNoExecuteTaintEvicts(t *testing.T) {
 	if err != nil || len(events.Items) == 0 {
 		t.Errorf("no TaintManagerEviction event: %v", err)
 	}
+}
+
+// A claim a pod uses, and its bound volume, wait for it to stop before
+// they go: StorageObjectInUseProtection's finalizers, taken off by kube's
+// pvc- and pv-protection controllers.
+func TestWorkloadsStorageInUseProtection(t *testing.T) {
+	_, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	claims := cs.CoreV1().PersistentVolumeClaims("default")
+	created, err := claims.Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Admission puts the finalizer on at once (the controller would too,
+	// a moment later: a pod could start using the claim in between).
+	if !slices.Contains(created.Finalizers, "kubernetes.io/pvc-protection") {
+		t.Errorf("created claim's finalizers: %v", created.Finalizers)
+	}
+	user := boundPod("user", func(p *corev1.Pod) {
+		p.Spec.Volumes = []corev1.Volume{{Name: "d", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}
+	})
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, user, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var claim *corev1.PersistentVolumeClaim
+	waitFor(t, 10*time.Second, "the claim bound", func(ctx context.Context) (bool, error) {
+		var err error
+		claim, err = claims.Get(ctx, "data", metav1.GetOptions{})
+		return err == nil && claim.Status.Phase == corev1.ClaimBound, err
+	})
+	volume, err := cs.CoreV1().PersistentVolumes().Get(ctx, claim.Spec.VolumeName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(claim.Finalizers, "kubernetes.io/pvc-protection") || !slices.Contains(volume.Finalizers, "kubernetes.io/pv-protection") {
+		t.Errorf("finalizers: claim %v, volume %v", claim.Finalizers, volume.Finalizers)
+	}
+	waitPod(t, cs, "default", "user", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	if err := claims.Delete(ctx, "data", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// While the pod runs, the claim waits (and so does its volume).
+	time.Sleep(time.Second)
+	if c, err := claims.Get(ctx, "data", metav1.GetOptions{}); err != nil || c.DeletionTimestamp == nil {
+		t.Fatalf("a claim in use: %v %v", err, c)
+	}
+	if err := cs.CoreV1().Pods("default").Delete(ctx, "user", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, "the claim and its volume gone", func(ctx context.Context) (bool, error) {
+		_, errClaim := claims.Get(ctx, "data", metav1.GetOptions{})
+		_, errVolume := cs.CoreV1().PersistentVolumes().Get(ctx, volume.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(errClaim) && apierrors.IsNotFound(errVolume), nil
+	})
 }

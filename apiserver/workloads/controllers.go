@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/scale"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/controller/cronjob"
 	"k8s.io/kubernetes/pkg/controller/daemon"
 	"k8s.io/kubernetes/pkg/controller/deployment"
@@ -31,6 +32,8 @@ import (
 	"k8s.io/kubernetes/pkg/controller/tainteviction"
 	"k8s.io/kubernetes/pkg/controller/ttlafterfinished"
 	"k8s.io/kubernetes/pkg/controller/volume/persistentvolume"
+	"k8s.io/kubernetes/pkg/controller/volume/pvcprotection"
+	"k8s.io/kubernetes/pkg/controller/volume/pvprotection"
 	"k8s.io/kubernetes/pkg/features"
 	resourceclient "k8s.io/metrics/pkg/client/clientset/versioned/typed/metrics/v1beta1"
 	"k8s.io/metrics/pkg/client/custom_metrics"
@@ -179,6 +182,23 @@ func (m *Machinery) startControllers(ctx context.Context, wg *sync.WaitGroup, ad
 				go custom_metrics.PeriodicallyInvalidate(apiVersions, hpaSyncPeriod, ctx.Done())
 				hc.Run(ctx, concurrentSyncs)
 			}, nil
+		}},
+		{"pvc-protection-controller", func(c kubernetes.Interface) (func(), error) {
+			// They take off the finalizers admission's
+			// StorageObjectInUseProtection puts on: a claim's once no pod
+			// uses it, a volume's once it is no longer bound.
+			pc, err := pvcprotection.NewPVCProtectionController(klog.FromContext(ctx), core.PersistentVolumeClaims(), core.Pods(), c)
+			if err != nil {
+				return nil, err
+			}
+			return func() { pc.Run(ctx, 1) }, nil
+		}},
+		{"pv-protection-controller", func(c kubernetes.Interface) (func(), error) {
+			pc, err := pvprotection.NewPVProtectionController(klog.FromContext(ctx), core.PersistentVolumes(), c)
+			if err != nil {
+				return nil, err
+			}
+			return func() { pc.Run(ctx, 1) }, nil
 		}},
 		{"taint-eviction-controller", func(c kubernetes.Interface) (func(), error) {
 			// Pods that do not tolerate a node's NoExecute taints are
