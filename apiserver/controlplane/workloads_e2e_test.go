@@ -411,3 +411,37 @@ func TestWorkloadsStorageInUseProtection(t *testing.T) {
 		return apierrors.IsNotFound(errClaim) && apierrors.IsNotFound(errVolume), nil
 	})
 }
+
+// kube's ephemeral volume controller runs: a pod's generic ephemeral
+// volume becomes a claim the pod owns (so the pod schedules and runs),
+// and goes with the pod.
+func TestWorkloadsEphemeralVolumes(t *testing.T) {
+	_, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "eph"}, Spec: corev1.PodSpec{
+		Containers: []corev1.Container{{Name: "c", Image: "nginx"}},
+		Volumes: []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
+			VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}}}}},
+	}}
+	created, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, cs, "default", "eph", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	claim, err := cs.CoreV1().PersistentVolumeClaims("default").Get(ctx, "eph-scratch", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if owner := metav1.GetControllerOf(claim); owner == nil || owner.UID != created.UID || claim.Status.Phase != corev1.ClaimBound {
+		t.Errorf("claim owner %v, phase %s", owner, claim.Status.Phase)
+	}
+	if err := cs.CoreV1().Pods("default").Delete(ctx, "eph", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, "the pod's claim gone with it", func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().PersistentVolumeClaims("default").Get(ctx, "eph-scratch", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+}

@@ -31,6 +31,7 @@ import (
 	"k8s.io/kubernetes/pkg/controller/statefulset"
 	"k8s.io/kubernetes/pkg/controller/tainteviction"
 	"k8s.io/kubernetes/pkg/controller/ttlafterfinished"
+	"k8s.io/kubernetes/pkg/controller/volume/ephemeral"
 	"k8s.io/kubernetes/pkg/controller/volume/persistentvolume"
 	"k8s.io/kubernetes/pkg/controller/volume/pvcprotection"
 	"k8s.io/kubernetes/pkg/controller/volume/pvprotection"
@@ -182,6 +183,14 @@ func (m *Machinery) startControllers(ctx context.Context, wg *sync.WaitGroup, ad
 				go custom_metrics.PeriodicallyInvalidate(apiVersions, hpaSyncPeriod, ctx.Done())
 				hc.Run(ctx, concurrentSyncs)
 			}, nil
+		}},
+		{"ephemeral-volume-controller", func(c kubernetes.Interface) (func(), error) {
+			// A pod's generic ephemeral volumes become claims it owns.
+			ec, err := ephemeral.NewController(ctx, c, core.Pods(), core.PersistentVolumeClaims())
+			if err != nil {
+				return nil, err
+			}
+			return func() { ec.Run(ctx, concurrentSyncs) }, nil
 		}},
 		{"pvc-protection-controller", func(c kubernetes.Interface) (func(), error) {
 			// They take off the finalizers admission's
