@@ -16,9 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -66,7 +64,7 @@ var csrGVR = schema.GroupVersionResource{Group: certificatesv1.GroupName, Versio
 func (c *csrSigning) Run(ctx context.Context) error {
 	defer c.synced.Store(false)
 	queue := newQueue[string]("csrsigning", 10*time.Millisecond, 10*time.Second)
-	informer := cache.NewSharedIndexInformer(c.listWatch(), &certificatesv1.CertificateSigningRequest{}, 0, cache.Indexers{})
+	informer := cache.NewSharedIndexInformer(c.reads.typedIn(csrGVR, c.client.CertificatesV1().RESTClient(), nil), &certificatesv1.CertificateSigningRequest{}, 0, cache.Indexers{})
 	enqueue := func(obj any) {
 		if csr, ok := obj.(*certificatesv1.CertificateSigningRequest); ok && awaitsSigning(csr) {
 			queue.Add(csr.Name)
@@ -101,22 +99,6 @@ func (c *csrSigning) Run(ctx context.Context) error {
 		return err
 	})
 	return nil
-}
-
-// listWatch reads CSRs from the server's cache in-process when it can.
-func (c *csrSigning) listWatch() cache.ListerWatcher {
-	if lr, ok := c.reads.lookup(csrGVR); ok {
-		return LocalListWatch(lr, nil)
-	}
-	csrs := c.client.CertificatesV1().CertificateSigningRequests()
-	return &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			return csrs.List(ctx, opts)
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return csrs.Watch(ctx, opts)
-		},
-	}
 }
 
 // builtinSigners are the signers this controller issues for.

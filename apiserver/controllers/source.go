@@ -36,14 +36,19 @@ type reads struct {
 // typed lists and watches a core/v1 resource as typed objects, narrowed
 // by tweak (e.g. a field selector).
 func (r reads) typed(resource string, tweak func(*metav1.ListOptions)) cache.ListerWatcher {
-	gvr := schema.GroupVersionResource{Version: "v1", Resource: resource}
+	return r.typedIn(schema.GroupVersionResource{Version: "v1", Resource: resource}, r.restCore, tweak)
+}
+
+// typedIn is typed for a resource of any group, read over HTTP through
+// that group version's REST client when it is not local.
+func (r reads) typedIn(gvr schema.GroupVersionResource, client rest.Interface, tweak func(*metav1.ListOptions)) cache.ListerWatcher {
 	if lr, ok := r.lookup(gvr); ok {
 		return LocalListWatch(lr, tweak)
 	}
 	if tweak == nil {
 		tweak = func(*metav1.ListOptions) {}
 	}
-	return cache.NewFilteredListWatchFromClient(r.restCore, resource, metav1.NamespaceAll, tweak)
+	return cache.NewFilteredListWatchFromClient(client, gvr.Resource, metav1.NamespaceAll, tweak)
 }
 
 // metadataOnly lists and watches any resource as PartialObjectMetadata over
