@@ -123,12 +123,7 @@ func (a *TokenAuthenticator) AuthenticateToken(token string) (*request.User, boo
 			return nil, false, errInvalidated
 		}
 	}
-	user := &request.User{
-		Name:   c.Subject,
-		UID:    kc.ServiceAccount.UID,
-		Groups: append(ServiceAccountGroups(kc.Namespace), authn.Authenticated),
-		Extra:  map[string][]string{},
-	}
+	user := serviceAccountUser(kc.Namespace, kc.ServiceAccount.Name, kc.ServiceAccount.UID)
 	if c.ID != "" {
 		user.Extra[CredentialIDKey] = []string{"JTI=" + c.ID}
 	}
@@ -155,6 +150,16 @@ func (a *TokenAuthenticator) AuthenticateToken(token string) (*request.User, boo
 		}
 	}
 	return user, true, nil
+}
+
+// serviceAccountUser is who a service account's token signs in as.
+func serviceAccountUser(namespace, name, uid string) *request.User {
+	return &request.User{
+		Name:   ServiceAccountUsername(namespace, name),
+		UID:    uid,
+		Groups: append(ServiceAccountGroups(namespace), authn.Authenticated),
+		Extra:  map[string][]string{},
+	}
 }
 
 // audience is the aud claim: a string or a list of strings.

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/devplane/devplane/apiserver/authn"
 	"github.com/devplane/devplane/apiserver/request"
 )
 
@@ -82,10 +81,5 @@ func (a *TokenAuthenticator) authenticateLegacy(token string, header jwtHeader, 
 			return nil, false, errInvalidated
 		}
 	}
-	return &request.User{
-		Name:   c.Subject,
-		UID:    c.ServiceAccountUID,
-		Groups: append(ServiceAccountGroups(c.Namespace), authn.Authenticated),
-		Extra:  map[string][]string{},
-	}, true, nil
+	return serviceAccountUser(c.Namespace, c.ServiceAccountName, c.ServiceAccountUID), true, nil
 }
