@@ -80,6 +80,13 @@ func (m *Machinery) startControllers(ctx context.Context, wg *sync.WaitGroup, ad
 		return nil
 	}
 	core, apps, batch := f.Core().V1(), f.Apps().V1(), f.Batch().V1()
+	// One RESTMapper for the controllers that need one, as
+	// kube-controller-manager shares its own; each its own scale client.
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(admin.Discovery()))
+	scaleClient := func(name string, c kubernetes.Interface) (scale.ScalesGetter, error) {
+		return scale.NewForConfig(configFor(m.opts.Config, "kube-controller-manager/"+name), mapper,
+			dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(c.Discovery()))
+	}
 
 	steps := []struct {
 		name  string
@@ -145,9 +152,7 @@ func (m *Machinery) startControllers(ctx context.Context, wg *sync.WaitGroup, ad
 			return func() { ec.Run(ctx, concurrentSyncs) }, nil
 		}},
 		{"disruption-controller", func(c kubernetes.Interface) (func(), error) {
-			mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(c.Discovery()))
-			sc, err := scale.NewForConfig(configFor(m.opts.Config, "kube-controller-manager/disruption-controller"), mapper,
-				dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(c.Discovery()))
+			sc, err := scaleClient("disruption-controller", c)
 			if err != nil {
 				return nil, err
 			}
@@ -161,8 +166,7 @@ func (m *Machinery) startControllers(ctx context.Context, wg *sync.WaitGroup, ad
 			// for one) HPAs still hold their targets within min and max
 			// and say why they cannot do more, as on any such cluster.
 			cfg := configFor(m.opts.Config, "kube-controller-manager/horizontal-pod-autoscaler")
-			mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(c.Discovery()))
-			sc, err := scale.NewForConfig(cfg, mapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(c.Discovery()))
+			sc, err := scaleClient("horizontal-pod-autoscaler", c)
 			if err != nil {
 				return nil, err
 			}
