@@ -17,17 +17,52 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// csrUsages are the usages a request may name.
-var csrUsages = []string{
-	string(certificatesv1.UsageAny), string(certificatesv1.UsageCertSign), string(certificatesv1.UsageClientAuth),
-	string(certificatesv1.UsageCodeSigning), string(certificatesv1.UsageContentCommitment), string(certificatesv1.UsageCRLSign),
-	string(certificatesv1.UsageDataEncipherment), string(certificatesv1.UsageDecipherOnly), string(certificatesv1.UsageDigitalSignature),
-	string(certificatesv1.UsageEmailProtection), string(certificatesv1.UsageEncipherOnly), string(certificatesv1.UsageIPsecEndSystem),
-	string(certificatesv1.UsageIPsecTunnel), string(certificatesv1.UsageIPsecUser), string(certificatesv1.UsageKeyAgreement),
-	string(certificatesv1.UsageKeyEncipherment), string(certificatesv1.UsageMicrosoftSGC), string(certificatesv1.UsageNetscapeSGC),
-	string(certificatesv1.UsageOCSPSigning), string(certificatesv1.UsageSMIME), string(certificatesv1.UsageServerAuth),
-	string(certificatesv1.UsageSigning), string(certificatesv1.UsageTimestamping),
+// CSRUsages are the usages a CertificateSigningRequest may name, and what
+// each is in the certificate signed for it: a key usage, or an extended
+// key usage (Extended).
+var CSRUsages = map[certificatesv1.KeyUsage]CSRUsage{
+	certificatesv1.UsageSigning:           {Key: x509.KeyUsageDigitalSignature},
+	certificatesv1.UsageDigitalSignature:  {Key: x509.KeyUsageDigitalSignature},
+	certificatesv1.UsageContentCommitment: {Key: x509.KeyUsageContentCommitment},
+	certificatesv1.UsageKeyEncipherment:   {Key: x509.KeyUsageKeyEncipherment},
+	certificatesv1.UsageKeyAgreement:      {Key: x509.KeyUsageKeyAgreement},
+	certificatesv1.UsageDataEncipherment:  {Key: x509.KeyUsageDataEncipherment},
+	certificatesv1.UsageCertSign:          {Key: x509.KeyUsageCertSign},
+	certificatesv1.UsageCRLSign:           {Key: x509.KeyUsageCRLSign},
+	certificatesv1.UsageEncipherOnly:      {Key: x509.KeyUsageEncipherOnly},
+	certificatesv1.UsageDecipherOnly:      {Key: x509.KeyUsageDecipherOnly},
+	certificatesv1.UsageAny:               {Extended: true, Ext: x509.ExtKeyUsageAny},
+	certificatesv1.UsageServerAuth:        {Extended: true, Ext: x509.ExtKeyUsageServerAuth},
+	certificatesv1.UsageClientAuth:        {Extended: true, Ext: x509.ExtKeyUsageClientAuth},
+	certificatesv1.UsageCodeSigning:       {Extended: true, Ext: x509.ExtKeyUsageCodeSigning},
+	certificatesv1.UsageEmailProtection:   {Extended: true, Ext: x509.ExtKeyUsageEmailProtection},
+	certificatesv1.UsageSMIME:             {Extended: true, Ext: x509.ExtKeyUsageEmailProtection},
+	certificatesv1.UsageIPsecEndSystem:    {Extended: true, Ext: x509.ExtKeyUsageIPSECEndSystem},
+	certificatesv1.UsageIPsecTunnel:       {Extended: true, Ext: x509.ExtKeyUsageIPSECTunnel},
+	certificatesv1.UsageIPsecUser:         {Extended: true, Ext: x509.ExtKeyUsageIPSECUser},
+	certificatesv1.UsageTimestamping:      {Extended: true, Ext: x509.ExtKeyUsageTimeStamping},
+	certificatesv1.UsageOCSPSigning:       {Extended: true, Ext: x509.ExtKeyUsageOCSPSigning},
+	certificatesv1.UsageMicrosoftSGC:      {Extended: true, Ext: x509.ExtKeyUsageMicrosoftServerGatedCrypto},
+	certificatesv1.UsageNetscapeSGC:       {Extended: true, Ext: x509.ExtKeyUsageNetscapeServerGatedCrypto},
 }
+
+// CSRUsage is one usage's meaning in a certificate.
+type CSRUsage struct {
+	Key      x509.KeyUsage
+	Extended bool
+	Ext      x509.ExtKeyUsage
+}
+
+// csrUsageNames are CSRUsages' names, sorted, as a NotSupported error
+// lists them.
+var csrUsageNames = func() []string {
+	names := make([]string, 0, len(CSRUsages))
+	for u := range CSRUsages {
+		names = append(names, string(u))
+	}
+	slices.Sort(names)
+	return names
+}()
 
 // legacyUnknownSigner is the v1beta1 default, refused by v1.
 const legacyUnknownSigner = "kubernetes.io/legacy-unknown"
@@ -43,8 +78,8 @@ func validateCSR(csr *certificatesv1.CertificateSigningRequest) field.ErrorList 
 	}
 	seen := map[certificatesv1.KeyUsage]bool{}
 	for i, u := range csr.Spec.Usages {
-		if !slices.Contains(csrUsages, string(u)) {
-			errs = append(errs, field.NotSupported(usagesPath.Index(i), u, csrUsages))
+		if _, ok := CSRUsages[u]; !ok {
+			errs = append(errs, field.NotSupported(usagesPath.Index(i), u, csrUsageNames))
 		}
 		if seen[u] {
 			errs = append(errs, field.Duplicate(usagesPath.Index(i), u))

@@ -20,6 +20,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/devplane/devplane/apiserver/builtin"
 )
 
 // CSRSigner signs a certificate for req with the given usages, valid for
@@ -273,46 +275,15 @@ func x509Usages(usages []certificatesv1.KeyUsage) (x509.KeyUsage, []x509.ExtKeyU
 	var keyUsage x509.KeyUsage
 	var ext []x509.ExtKeyUsage
 	for _, u := range usages {
-		if k, ok := keyUsages[u]; ok {
-			keyUsage |= k
-			continue
+		meaning, ok := builtin.CSRUsages[u]
+		switch {
+		case !ok:
+			return 0, nil, fmt.Errorf("unknown key usage: %s", u)
+		case !meaning.Extended:
+			keyUsage |= meaning.Key
+		case !slices.Contains(ext, meaning.Ext):
+			ext = append(ext, meaning.Ext)
 		}
-		if e, ok := extKeyUsages[u]; ok {
-			if !slices.Contains(ext, e) {
-				ext = append(ext, e)
-			}
-			continue
-		}
-		return 0, nil, fmt.Errorf("unknown key usage: %s", u)
 	}
 	return keyUsage, ext, nil
-}
-
-var keyUsages = map[certificatesv1.KeyUsage]x509.KeyUsage{
-	certificatesv1.UsageSigning:           x509.KeyUsageDigitalSignature,
-	certificatesv1.UsageDigitalSignature:  x509.KeyUsageDigitalSignature,
-	certificatesv1.UsageContentCommitment: x509.KeyUsageContentCommitment,
-	certificatesv1.UsageKeyEncipherment:   x509.KeyUsageKeyEncipherment,
-	certificatesv1.UsageKeyAgreement:      x509.KeyUsageKeyAgreement,
-	certificatesv1.UsageDataEncipherment:  x509.KeyUsageDataEncipherment,
-	certificatesv1.UsageCertSign:          x509.KeyUsageCertSign,
-	certificatesv1.UsageCRLSign:           x509.KeyUsageCRLSign,
-	certificatesv1.UsageEncipherOnly:      x509.KeyUsageEncipherOnly,
-	certificatesv1.UsageDecipherOnly:      x509.KeyUsageDecipherOnly,
-}
-
-var extKeyUsages = map[certificatesv1.KeyUsage]x509.ExtKeyUsage{
-	certificatesv1.UsageAny:             x509.ExtKeyUsageAny,
-	certificatesv1.UsageServerAuth:      x509.ExtKeyUsageServerAuth,
-	certificatesv1.UsageClientAuth:      x509.ExtKeyUsageClientAuth,
-	certificatesv1.UsageCodeSigning:     x509.ExtKeyUsageCodeSigning,
-	certificatesv1.UsageEmailProtection: x509.ExtKeyUsageEmailProtection,
-	certificatesv1.UsageSMIME:           x509.ExtKeyUsageEmailProtection,
-	certificatesv1.UsageIPsecEndSystem:  x509.ExtKeyUsageIPSECEndSystem,
-	certificatesv1.UsageIPsecTunnel:     x509.ExtKeyUsageIPSECTunnel,
-	certificatesv1.UsageIPsecUser:       x509.ExtKeyUsageIPSECUser,
-	certificatesv1.UsageTimestamping:    x509.ExtKeyUsageTimeStamping,
-	certificatesv1.UsageOCSPSigning:     x509.ExtKeyUsageOCSPSigning,
-	certificatesv1.UsageMicrosoftSGC:    x509.ExtKeyUsageMicrosoftServerGatedCrypto,
-	certificatesv1.UsageNetscapeSGC:     x509.ExtKeyUsageNetscapeServerGatedCrypto,
 }
