@@ -62,9 +62,14 @@ func (s *GenericAPIServer) PrepareRun() (*PreparedServer, error) {
 	var h http.Handler = s.router
 	h = filters.WithLongRunningStop(h, p.stopLongRunning)
 	h = filters.WithTimeout(h, c.RequestTimeout)
-	h = filters.WithMaxInFlight(h, c.MaxRequestsInFlight, c.MaxMutatingRequestsInFlight)
+	// As kube's chain runs them: impersonation, then the in-flight limit,
+	// then authorization, so a saturated server refuses a request before
+	// spending an authorization on it.
 	if c.Authorizer != nil {
 		h = withAuthorization(h, c.Authorizer, s.logger)
+	}
+	h = filters.WithMaxInFlight(h, c.MaxRequestsInFlight, c.MaxMutatingRequestsInFlight)
+	if c.Authorizer != nil {
 		h = filters.WithImpersonation(h, c.Authorizer)
 	}
 	h = filters.WithAuthentication(h, c.Authenticator, allowAnonymous, s.logger)
