@@ -25,7 +25,7 @@ func withDetach(up *cli.Command) *cli.Command {
 	var timeout time.Duration
 	up.Flags = append(up.Flags,
 		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Category: catGeneric, Destination: &detach,
-			Usage: "run in the background: wait until ready, print the kubeconfig path and exit (stop it with `devplane down`)"},
+			Usage: "run in the background: wait until ready, print the kubeconfig path and exit (\"devplane down\" stops it)"},
 		&cli.DurationFlag{Name: "detach-timeout", Value: 60 * time.Second, Category: catGeneric, Destination: &timeout,
 			Usage: "with --detach: how long to wait for readiness before giving up"},
 	)
