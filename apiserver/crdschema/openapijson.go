@@ -1,7 +1,6 @@
 package crdschema
 
 import (
-	"fmt"
 	"reflect"
 	"regexp"
 	"slices"
@@ -61,7 +60,8 @@ func (v *Version) appendOpenAPISchemaJSON(dst []byte, refPrefix string, v2 bool)
 	if err != nil {
 		return dst, nil, false
 	}
-	w := &schemaWriter{native: native, Appender: jsonw.Appender{Buf: dst}, v2: v2}
+	w := &schemaWriter{native: native, v2: v2}
+	w.Buf = dst
 	if validation == nil || validation.OpenAPIV3Schema == nil {
 		// No schema: a bare object, as OpenAPISchema publishes it.
 		w.Buf = append(w.Buf, `{"type":"object"`...)
@@ -151,7 +151,7 @@ const (
 // spec.Schema.MarshalJSON (go-json-experiment, deterministic): schema
 // props in field order, then the swagger props, then extensions sorted.
 type schemaWriter struct {
-	jsonw.Appender
+	jsonw.SchemaWriter
 	native  *nativeJSON
 	version *Version // set while writing the root
 	v2      bool     // OpenAPISchemaV2's form, not OpenAPISchema's
@@ -276,7 +276,7 @@ func (w *schemaWriter) node(s *apiextensionsv1.JSONSchemaProps, lvl level) bool 
 		typ = ""
 	}
 	w.Buf = append(w.Buf, '{')
-	if s.Description != "" && !w.stringMember("description", s.Description) {
+	if s.Description != "" && !w.String("description", s.Description) {
 		return false
 	}
 	if typ != "" {
@@ -287,10 +287,10 @@ func (w *schemaWriter) node(s *apiextensionsv1.JSONSchemaProps, lvl level) bool 
 		w.Key("nullable")
 		w.Buf = append(w.Buf, "true"...)
 	}
-	if s.Format != "" && !w.stringMember("format", s.Format) {
+	if s.Format != "" && !w.String("format", s.Format) {
 		return false
 	}
-	if s.Title != "" && !w.stringMember("title", s.Title) {
+	if s.Title != "" && !w.String("title", s.Title) {
 		return false
 	}
 	if s.Default != nil {
@@ -304,25 +304,16 @@ func (w *schemaWriter) node(s *apiextensionsv1.JSONSchemaProps, lvl level) bool 
 			}
 			if value != nil { // omitzero
 				w.Key("default")
-				if !w.value(value) {
+				if !w.Value(value) {
 					return false
 				}
 			}
 		}
 	}
-	w.float("maximum", s.Maximum)
-	w.Bool("exclusiveMaximum", s.ExclusiveMaximum)
-	w.float("minimum", s.Minimum)
-	w.Bool("exclusiveMinimum", s.ExclusiveMinimum)
-	w.Int("maxLength", s.MaxLength)
-	w.Int("minLength", s.MinLength)
-	if s.Pattern != "" && !w.stringMember("pattern", s.Pattern) {
+	if !w.Limits(s.Maximum, s.ExclusiveMaximum, s.Minimum, s.ExclusiveMinimum, s.MaxLength, s.MinLength, s.Pattern,
+		s.MaxItems, s.MinItems, s.UniqueItems, s.MultipleOf) {
 		return false
 	}
-	w.Int("maxItems", s.MaxItems)
-	w.Int("minItems", s.MinItems)
-	w.Bool("uniqueItems", s.UniqueItems)
-	w.float("multipleOf", s.MultipleOf)
 	if len(s.Enum) > 0 {
 		w.Key("enum")
 		w.Buf = append(w.Buf, '[')
@@ -335,7 +326,7 @@ func (w *schemaWriter) node(s *apiextensionsv1.JSONSchemaProps, lvl level) bool 
 				continue
 			}
 			value, ok := decodeJSON(&s.Enum[i])
-			if !ok || !w.value(value) {
+			if !ok || !w.Value(value) {
 				return false
 			}
 		}
@@ -353,7 +344,7 @@ func (w *schemaWriter) node(s *apiextensionsv1.JSONSchemaProps, lvl level) bool 
 			}
 		}
 	}
-	if len(required) > 0 && !w.strings("required", required) {
+	if len(required) > 0 && !w.Strings("required", required) {
 		return false
 	}
 	if s.Items != nil {
@@ -379,45 +370,17 @@ func (w *schemaWriter) node(s *apiextensionsv1.JSONSchemaProps, lvl level) bool 
 	if cutPreserved {
 		w.Buf = w.Buf[:mark]
 	}
-	if ap := s.AdditionalProperties; ap != nil {
-		w.Key("additionalProperties")
-		switch {
-		case ap.Schema != nil:
-			if !w.node(ap.Schema, fieldLevel) {
-				return false
-			}
-		case ap.Allows:
-			w.Buf = append(w.Buf, "true"...)
-		default:
-			w.Buf = append(w.Buf, "false"...)
-		}
+	if ap := s.AdditionalProperties; ap != nil && w.SchemaOrBool("additionalProperties", ap.Allows, ap.Schema != nil) &&
+		!w.node(ap.Schema, fieldLevel) {
+		return false
 	}
-	if docs := s.ExternalDocs; docs != nil {
-		w.Key("externalDocs")
-		w.Buf = append(w.Buf, '{')
-		if docs.Description != "" && !w.stringMember("description", docs.Description) {
-			return false
-		}
-		if docs.URL != "" && !w.stringMember("url", docs.URL) {
-			return false
-		}
-		w.Buf = append(w.Buf, '}')
+	if docs := s.ExternalDocs; docs != nil && !w.ExternalDocs(docs.Description, docs.URL) {
+		return false
 	}
 	if s.Example != nil {
 		value, ok := decodeJSON(s.Example)
-		if !ok {
+		if !ok || !w.Example(value) {
 			return false
-		}
-		// omitempty: left out when it encodes as null, "", {} or [].
-		mark := len(w.Buf)
-		w.Key("example")
-		valueStart := len(w.Buf)
-		if !w.value(value) {
-			return false
-		}
-		switch string(w.Buf[valueStart:]) {
-		case "null", `""`, "{}", "[]":
-			w.Buf = w.Buf[:mark]
 		}
 	}
 	return w.extensions(s, lvl)
@@ -453,14 +416,10 @@ func (w *schemaWriter) properties(s *apiextensionsv1.JSONSchemaProps, lvl level,
 	var property apiextensionsv1.JSONSchemaProps
 	w.Key("properties")
 	w.Buf = append(w.Buf, '{')
-	for i, name := range names {
-		if i > 0 {
-			w.Buf = append(w.Buf, ',')
-		}
-		if !w.quote(name) {
+	for _, name := range names {
+		if !w.QuotedKey(name) {
 			return false
 		}
-		w.Buf = append(w.Buf, ':')
 		var own bool
 		if property, own = s.Properties[name]; own {
 			mark := len(w.Buf)
@@ -497,13 +456,13 @@ func (w *schemaWriter) extensions(s *apiextensionsv1.JSONSchemaProps, lvl level)
 		w.Key("x-kubernetes-int-or-string")
 		w.Buf = append(w.Buf, "true"...)
 	}
-	if len(s.XListMapKeys) > 0 && !w.strings("x-kubernetes-list-map-keys", s.XListMapKeys) {
+	if len(s.XListMapKeys) > 0 && !w.Strings("x-kubernetes-list-map-keys", s.XListMapKeys) {
 		return false
 	}
-	if s.XListType != nil && !w.stringMember("x-kubernetes-list-type", *s.XListType) {
+	if s.XListType != nil && !w.String("x-kubernetes-list-type", *s.XListType) {
 		return false
 	}
-	if s.XMapType != nil && !w.stringMember("x-kubernetes-map-type", *s.XMapType) {
+	if s.XMapType != nil && !w.String("x-kubernetes-map-type", *s.XMapType) {
 		return false
 	}
 	if s.XPreserveUnknownFields != nil {
@@ -529,7 +488,7 @@ func (w *schemaWriter) kindExtensions(v *Version) {
 func (w *schemaWriter) gvkExtension(v *Version) bool {
 	w.Key("x-kubernetes-group-version-kind")
 	w.Buf = append(w.Buf, `[{`...)
-	ok := w.stringMember("group", v.GVK.Group) && w.stringMember("kind", v.GVK.Kind) && w.stringMember("version", v.GVK.Version)
+	ok := w.String("group", v.GVK.Group) && w.String("kind", v.GVK.Kind) && w.String("version", v.GVK.Version)
 	w.Buf = append(w.Buf, `}]`...)
 	return ok
 }
@@ -546,7 +505,7 @@ func (w *schemaWriter) selectableFieldsExtension(v *Version) bool {
 			w.Buf = append(w.Buf, ',')
 		}
 		w.Buf = append(w.Buf, '{')
-		if !w.stringMember("fieldPath", field.(map[string]any)["fieldPath"].(string)) {
+		if !w.String("fieldPath", field.(map[string]any)["fieldPath"].(string)) {
 			return false
 		}
 		w.Buf = append(w.Buf, '}')
@@ -565,13 +524,13 @@ func (w *schemaWriter) validations(rules apiextensionsv1.ValidationRules) bool {
 			w.Buf = append(w.Buf, ',')
 		}
 		w.Buf = append(w.Buf, `{"rule":`...)
-		if !w.quote(rule.Rule) {
+		if !w.Quote(rule.Rule) {
 			return false
 		}
-		ok := (rule.Message == "" || w.stringMember("message", rule.Message)) &&
-			(rule.MessageExpression == "" || w.stringMember("messageExpression", rule.MessageExpression)) &&
-			(rule.Reason == nil || *rule.Reason == "" || w.stringMember("reason", string(*rule.Reason))) &&
-			(rule.FieldPath == "" || w.stringMember("fieldPath", rule.FieldPath))
+		ok := (rule.Message == "" || w.String("message", rule.Message)) &&
+			(rule.MessageExpression == "" || w.String("messageExpression", rule.MessageExpression)) &&
+			(rule.Reason == nil || *rule.Reason == "" || w.String("reason", string(*rule.Reason))) &&
+			(rule.FieldPath == "" || w.String("fieldPath", rule.FieldPath))
 		if !ok {
 			return false
 		}
@@ -583,33 +542,6 @@ func (w *schemaWriter) validations(rules apiextensionsv1.ValidationRules) bool {
 	}
 	w.Buf = append(w.Buf, ']')
 	return true
-}
-
-func (w *schemaWriter) stringMember(name, value string) bool {
-	w.Key(name)
-	return w.quote(value)
-}
-
-func (w *schemaWriter) strings(name string, values []string) bool {
-	w.Key(name)
-	w.Buf = append(w.Buf, '[')
-	for i, value := range values {
-		if i > 0 {
-			w.Buf = append(w.Buf, ',')
-		}
-		if !w.quote(value) {
-			return false
-		}
-	}
-	w.Buf = append(w.Buf, ']')
-	return true
-}
-
-func (w *schemaWriter) float(name string, value *float64) {
-	if value != nil {
-		w.Key(name)
-		w.Buf = jsonw.AppendFloat(w.Buf, *value)
-	}
 }
 
 // canonical reports whether raw is a scalar that decoding and encoding
@@ -659,99 +591,4 @@ func decodeJSON(j *apiextensionsv1.JSON) (any, bool) {
 		return nil, false
 	}
 	return value, true
-}
-
-// value writes a decoded JSON value; maps with sorted keys.
-func (w *schemaWriter) value(value any) bool {
-	switch value := value.(type) {
-	case nil:
-		w.Buf = append(w.Buf, "null"...)
-	case bool:
-		w.Buf = strconv.AppendBool(w.Buf, value)
-	case string:
-		return w.quote(value)
-	case int64:
-		w.Buf = strconv.AppendInt(w.Buf, value, 10)
-	case float64:
-		w.Buf = jsonw.AppendFloat(w.Buf, value)
-	case []any:
-		w.Buf = append(w.Buf, '[')
-		for i, item := range value {
-			if i > 0 {
-				w.Buf = append(w.Buf, ',')
-			}
-			if !w.value(item) {
-				return false
-			}
-		}
-		w.Buf = append(w.Buf, ']')
-	case map[string]any:
-		keys := make([]string, 0, len(value))
-		for key := range value {
-			keys = append(keys, key)
-		}
-		slices.Sort(keys)
-		w.Buf = append(w.Buf, '{')
-		for i, key := range keys {
-			if i > 0 {
-				w.Buf = append(w.Buf, ',')
-			}
-			if !w.quote(key) {
-				return false
-			}
-			w.Buf = append(w.Buf, ':')
-			if !w.value(value[key]) {
-				return false
-			}
-		}
-		w.Buf = append(w.Buf, '}')
-	default:
-		return false
-	}
-	return true
-}
-
-// quote writes s as go-json-experiment does by default: only '"', '\\'
-// and control characters escaped (not <, >, & or U+2028/9); invalid UTF-8
-// fails (there it is an error).
-func (w *schemaWriter) quote(s string) bool {
-	w.Buf = append(w.Buf, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				return false
-			}
-			i += size
-			continue
-		}
-		if c >= 0x20 && c != '"' && c != '\\' {
-			i++
-			continue
-		}
-		w.Buf = append(w.Buf, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			w.Buf = append(w.Buf, '\\', c)
-		case '\b':
-			w.Buf = append(w.Buf, `\b`...)
-		case '\f':
-			w.Buf = append(w.Buf, `\f`...)
-		case '\n':
-			w.Buf = append(w.Buf, `\n`...)
-		case '\r':
-			w.Buf = append(w.Buf, `\r`...)
-		case '\t':
-			w.Buf = append(w.Buf, `\t`...)
-		default:
-			w.Buf = fmt.Appendf(w.Buf, `\u%04x`, c)
-		}
-		i++
-		start = i
-	}
-	w.Buf = append(w.Buf, s[start:]...)
-	w.Buf = append(w.Buf, '"')
-	return true
 }

@@ -1,8 +1,9 @@
 // Package jsonw holds what devplane's hand-written JSON writers (stored
 // CRDs, CRD schemas in OpenAPI form, OpenAPI definitions) share: members
 // of an object appended to a buffer, and numbers formatted as the JSON
-// encoders do. Each writer keeps its own quoting, as each follows a
-// different encoder's escaping.
+// encoders do. The two schema writers also share SchemaWriter, which
+// writes schema members and values as spec.Schema.MarshalJSON does; the
+// stored-CRD writer keeps encoding/json's quoting, which differs.
 package jsonw
 
 import (
