@@ -25,21 +25,18 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/devplane/devplane/apiserver/internal/serviceaddr"
 )
 
 var (
 	mutatingConfigsGVR   = admissionregistrationv1.SchemeGroupVersion.WithResource("mutatingwebhookconfigurations")
 	validatingConfigsGVR = admissionregistrationv1.SchemeGroupVersion.WithResource("validatingwebhookconfigurations")
-	servicesGVR          = schema.GroupVersionResource{Version: "v1", Resource: "services"}
-	endpointsGVR         = schema.GroupVersionResource{Version: "v1", Resource: "endpoints"}
-	endpointSlicesGVR    = discoveryv1.SchemeGroupVersion.WithResource("endpointslices")
 )
 
 // hook is one webhook of either kind, flattened.
@@ -464,7 +461,7 @@ func (w *Webhooks) endpoint(ctx context.Context, h hook) (*url.URL, []string, er
 	}
 	ref := cc.Service
 	port := ptrOr(ref.Port, 443)
-	hostport, err := resolveService(ctx, w.src, ref.Namespace, ref.Name, port)
+	hostport, err := serviceaddr.Resolve(ctx, w.src, ref.Namespace, ref.Name, port)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -472,76 +469,6 @@ func (w *Webhooks) endpoint(ctx context.Context, h hook) (*url.URL, []string, er
 	u := &url.URL{Scheme: "https", Host: hostport, Path: ptrOr(ref.Path, "")}
 	svcHost := ref.Name + "." + ref.Namespace + ".svc"
 	return u, []string{svcHost, host, svcHost + ".cluster.local"}, nil
-}
-
-// resolveService finds a ready endpoint of the service port.
-func resolveService(ctx context.Context, src Source, namespace, name string, port int32) (string, error) {
-	portName, target := "", port
-	obj, err := src.Get(ctx, servicesGVR, namespace, name)
-	switch {
-	case err == nil:
-		svc := obj.(*corev1.Service)
-		if svc.Spec.Type == corev1.ServiceTypeExternalName {
-			return net.JoinHostPort(svc.Spec.ExternalName, strconv.Itoa(int(port))), nil
-		}
-		found := false
-		for _, p := range svc.Spec.Ports {
-			if p.Port == port {
-				found = true
-				portName = p.Name
-				if p.TargetPort.IntVal != 0 {
-					target = p.TargetPort.IntVal
-				}
-			}
-		}
-		if !found {
-			return "", fmt.Errorf("service %s/%s has no port %d", namespace, name, port)
-		}
-	case apierrors.IsNotFound(err):
-	default:
-		return "", err
-	}
-	pick := func(ports []corev1.EndpointPort) (int32, bool) {
-		if len(ports) == 1 {
-			return ports[0].Port, true
-		}
-		for _, p := range ports {
-			if (portName != "" && p.Name == portName) || p.Port == target {
-				return p.Port, true
-			}
-		}
-		return 0, false
-	}
-	if obj, err := src.Get(ctx, endpointsGVR, namespace, name); err == nil {
-		for _, ss := range obj.(*corev1.Endpoints).Subsets {
-			if p, ok := pick(ss.Ports); ok && len(ss.Addresses) > 0 {
-				return net.JoinHostPort(ss.Addresses[0].IP, strconv.Itoa(int(p))), nil
-			}
-		}
-	}
-	slices, err := src.List(ctx, endpointSlicesGVR, namespace, false)
-	if err == nil {
-		for _, o := range slices {
-			sl := o.(*discoveryv1.EndpointSlice)
-			if sl.Labels[discoveryv1.LabelServiceName] != name {
-				continue
-			}
-			var ports []corev1.EndpointPort
-			for _, p := range sl.Ports {
-				ports = append(ports, corev1.EndpointPort{Name: ptrOr(p.Name, ""), Port: ptrOr(p.Port, 0)})
-			}
-			p, ok := pick(ports)
-			if !ok {
-				continue
-			}
-			for _, ep := range sl.Endpoints {
-				if len(ep.Addresses) > 0 && ptrOr(ep.Conditions.Ready, true) {
-					return net.JoinHostPort(ep.Addresses[0], strconv.Itoa(int(p))), nil
-				}
-			}
-		}
-	}
-	return "", fmt.Errorf("service %q not found or has no endpoints available", namespace+"/"+name)
 }
 
 // client returns an HTTPS client trusting caBundle (the system roots when

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+
+	"github.com/devplane/devplane/apiserver/internal/serviceaddr"
 )
 
 // Availability timing: a full pass every CheckInterval, sooner after a
@@ -123,7 +125,7 @@ func (a *Aggregator) check(ctx context.Context, s *apiregv1.APIService) apiregv1
 	addr, err := a.resolve(ctx, s.Spec.Service)
 	if err != nil {
 		cond.Reason, cond.Message = "ServiceAccessError", err.Error()
-		if re, ok := err.(*resolveError); ok {
+		if re, ok := err.(*serviceaddr.Error); ok {
 			cond.Reason = re.Reason
 		}
 		return cond
