@@ -69,7 +69,7 @@ var generationRules = map[schema.GroupResource]generationRule{
 // (semantically) between two objects of the same type.
 func fieldsChanged(names ...string) func(obj, old runtime.Object) bool {
 	return func(obj, old runtime.Object) bool {
-		a, b := structValue(obj), structValue(old)
+		a, b := StructOf(obj), StructOf(old)
 		if !a.IsValid() || !b.IsValid() || a.Type() != b.Type() {
 			return true
 		}
@@ -100,7 +100,7 @@ func specOrAnnotationsChanged(obj, old runtime.Object) bool {
 // endpointSliceChanged is the EndpointSlice rule: anything but metadata
 // (it has no spec), and labels.
 func endpointSliceChanged(obj, old runtime.Object) bool {
-	a, b := structValue(obj), structValue(old)
+	a, b := StructOf(obj), StructOf(old)
 	if !a.IsValid() || !b.IsValid() || a.Type() != b.Type() {
 		return true
 	}
@@ -119,7 +119,9 @@ func endpointSliceChanged(obj, old runtime.Object) bool {
 	return err1 != nil || err2 != nil || !equality.Semantic.DeepEqual(am.GetLabels(), bm.GetLabels())
 }
 
-func structValue(obj runtime.Object) reflect.Value {
+// StructOf is the struct a typed object points to; the zero Value for
+// anything else (nil, unstructured maps).
+func StructOf(obj runtime.Object) reflect.Value {
 	v := reflect.ValueOf(obj)
 	if v.Kind() != reflect.Pointer || v.IsNil() {
 		return reflect.Value{}

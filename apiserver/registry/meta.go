@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/devplane/devplane/apiserver/builtin"
 )
 
 // copyStatus sets dst's status to src's. Typed objects carry it in a
@@ -24,7 +26,7 @@ func copyStatus(dst, src runtime.Object) {
 		}
 		return
 	}
-	dv, sv := structOf(dst), structOf(src)
+	dv, sv := builtin.StructOf(dst), builtin.StructOf(src)
 	if !dv.IsValid() || !sv.IsValid() || dv.Type() != sv.Type() {
 		return
 	}
@@ -41,7 +43,7 @@ func clearStatus(obj runtime.Object) {
 		delete(u.Object, "status")
 		return
 	}
-	if v := structOf(obj); v.IsValid() {
+	if v := builtin.StructOf(obj); v.IsValid() {
 		if f := v.FieldByName("Status"); f.IsValid() && f.CanSet() {
 			f.Set(reflect.Zero(f.Type()))
 		}
@@ -54,18 +56,6 @@ func setResourceVersionFrom(dst, src runtime.Object) {
 	if err1 == nil && err2 == nil {
 		d.SetResourceVersion(s.GetResourceVersion())
 	}
-}
-
-func structOf(obj runtime.Object) reflect.Value {
-	v := reflect.ValueOf(obj)
-	if v.Kind() != reflect.Pointer || v.IsNil() {
-		return reflect.Value{}
-	}
-	v = v.Elem()
-	if v.Kind() != reflect.Struct {
-		return reflect.Value{}
-	}
-	return v
 }
 
 // ContentChanged reports whether anything but metadata differs between
@@ -92,7 +82,7 @@ func ContentChanged(a, b runtime.Object) bool {
 		}
 		return !equality.Semantic.DeepEqual(strip(au.Object), strip(bu.Object))
 	}
-	av, bv := structOf(a), structOf(b)
+	av, bv := builtin.StructOf(a), builtin.StructOf(b)
 	if !av.IsValid() || !bv.IsValid() || av.Type() != bv.Type() {
 		return true
 	}
