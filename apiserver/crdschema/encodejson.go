@@ -395,22 +395,7 @@ func (w *jsonWriter) quote(s string) {
 				continue
 			}
 			w.Buf = append(w.Buf, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				w.Buf = append(w.Buf, '\\', c)
-			case '\b':
-				w.Buf = append(w.Buf, '\\', 'b')
-			case '\f':
-				w.Buf = append(w.Buf, '\\', 'f')
-			case '\n':
-				w.Buf = append(w.Buf, '\\', 'n')
-			case '\r':
-				w.Buf = append(w.Buf, '\\', 'r')
-			case '\t':
-				w.Buf = append(w.Buf, '\\', 't')
-			default:
-				w.Buf = append(w.Buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
+			w.Buf = jsonw.AppendEscaped(w.Buf, c)
 			i++
 			start = i
 			continue

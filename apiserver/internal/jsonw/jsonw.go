@@ -58,3 +58,26 @@ func AppendFloat(dst []byte, f float64) []byte {
 	}
 	return dst
 }
+
+// AppendEscaped appends the JSON escape of an ASCII byte that needs one
+// ('"', '\\', a control character; encoding/json also escapes <, > and &),
+// as the JSON encoders write it: a short escape where there is one, else
+// \u00XX in lower-case hex.
+func AppendEscaped(dst []byte, c byte) []byte {
+	switch c {
+	case '"', '\\':
+		return append(dst, '\\', c)
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\f':
+		return append(dst, '\\', 'f')
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\r':
+		return append(dst, '\\', 'r')
+	case '\t':
+		return append(dst, '\\', 't')
+	}
+	const hexDigits = "0123456789abcdef"
+	return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+}

@@ -34,3 +34,26 @@ func TestAppenderMembers(t *testing.T) {
 		t.Errorf("got %s, want %s", a.Buf, want)
 	}
 }
+
+// AppendEscaped writes what encoding/json writes for every ASCII byte it
+// escapes.
+func TestAppendEscapedAsEncodingJSON(t *testing.T) {
+	escaped := 0
+	for c := range byte(0x80) {
+		want, err := json.Marshal(string([]byte{c}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = want[1 : len(want)-1]
+		if string(want) == string([]byte{c}) {
+			continue
+		}
+		escaped++
+		if got := AppendEscaped([]byte("x"), c); string(got) != "x"+string(want) {
+			t.Errorf("%#x: got %s, want x%s", c, got, want)
+		}
+	}
+	if escaped != 0x20+5 { // control characters, '"', '\\', <, > and &
+		t.Errorf("encoding/json escaped %d ASCII bytes, want 37", escaped)
+	}
+}

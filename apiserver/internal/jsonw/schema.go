@@ -1,7 +1,6 @@
 package jsonw
 
 import (
-	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -42,13 +41,16 @@ func (w *SchemaWriter) Strings(name string, values []string) bool {
 	return w.quotedList(values)
 }
 
-func (w *SchemaWriter) quotedList(values []string) bool {
+func (w *SchemaWriter) quotedList(values []string) bool { return list(w, values, w.Quote) }
+
+// list writes items as an array, each by write.
+func list[T any](w *SchemaWriter, items []T, write func(T) bool) bool {
 	w.Buf = append(w.Buf, '[')
-	for i, value := range values {
+	for i, item := range items {
 		if i > 0 {
 			w.Buf = append(w.Buf, ',')
 		}
-		if !w.Quote(value) {
+		if !write(item) {
 			return false
 		}
 	}
@@ -156,19 +158,7 @@ func (w *SchemaWriter) Value(value any) bool {
 		}
 		w.Buf = AppendFloat(w.Buf, value)
 	case []any:
-		if value == nil {
-			return false
-		}
-		w.Buf = append(w.Buf, '[')
-		for i, item := range value {
-			if i > 0 {
-				w.Buf = append(w.Buf, ',')
-			}
-			if !w.Value(item) {
-				return false
-			}
-		}
-		w.Buf = append(w.Buf, ']')
+		return value != nil && list(w, value, w.Value)
 	case []string:
 		return value != nil && w.quotedList(value)
 	case map[string]any:
@@ -236,22 +226,7 @@ func (w *SchemaWriter) Quote(s string) bool {
 			continue
 		}
 		w.Buf = append(w.Buf, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			w.Buf = append(w.Buf, '\\', c)
-		case '\b':
-			w.Buf = append(w.Buf, `\b`...)
-		case '\f':
-			w.Buf = append(w.Buf, `\f`...)
-		case '\n':
-			w.Buf = append(w.Buf, `\n`...)
-		case '\r':
-			w.Buf = append(w.Buf, `\r`...)
-		case '\t':
-			w.Buf = append(w.Buf, `\t`...)
-		default:
-			w.Buf = fmt.Appendf(w.Buf, `\u%04x`, c)
-		}
+		w.Buf = AppendEscaped(w.Buf, c)
 		i++
 		start = i
 	}
