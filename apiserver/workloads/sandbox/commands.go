@@ -230,6 +230,7 @@ func (p *process) runFile(c *command, full string, args []string) int {
 			return 127
 		}
 	}
+	c.name = "sh"
 	return cmdShell(c, append([]string{full}, args[1:]...))
 }
 
@@ -349,18 +350,21 @@ type option struct {
 	value string
 }
 
-// getopt parses leading flags as POSIX utilities do: clustered ("-rf"),
-// values after a flag that spec marks with ':' ("n:" takes "-n 5" and
-// "-n5"), "--" ending them.
+// getopt parses flags as GNU utilities do: clustered ("-rf"), values
+// after a flag that spec marks with ':' ("n:" takes "-n 5" and "-n5"),
+// anywhere among the operands until "--".
 func getopt(args []string, spec string) ([]option, []string, error) {
 	var opts []option
+	var operands []string
 	for len(args) > 0 {
 		arg := args[0]
 		if arg == "--" {
-			return opts, args[1:], nil
+			return opts, append(operands, args[1:]...), nil
 		}
 		if len(arg) < 2 || arg[0] != '-' {
-			break
+			operands = append(operands, arg)
+			args = args[1:]
+			continue
 		}
 		args = args[1:]
 		for i := 1; i < len(arg); i++ {
@@ -382,7 +386,7 @@ func getopt(args []string, spec string) ([]option, []string, error) {
 			opts = append(opts, option{flag: arg[i]})
 		}
 	}
-	return opts, args, nil
+	return opts, operands, nil
 }
 
 func hasFlag(opts []option, flag byte) bool {

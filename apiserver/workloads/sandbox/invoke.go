@@ -108,6 +108,7 @@ func (inv *shellInvocation) runnerParams() []string {
 // cmdShell runs a nested shell (sh -c ..., a script) as a child process:
 // it sees the exported variables only, and its own traps.
 func cmdShell(c *command, args []string) int {
+	args = append([]string{c.name}, args...)
 	inv, code := c.proc.parseInvocation(c.hc.Dir, args, c.stderr)
 	if inv == nil {
 		return code

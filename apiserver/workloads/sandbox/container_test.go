@@ -1,0 +1,304 @@
+package sandbox
+
+import (
+	"errors"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestRunLogsExitCodeAndDuration(t *testing.T) {
+	pod, clk := newTestPod(t)
+	res, out := run(t, pod, clk, ContainerConfig{Argv: []string{"sh", "-c", "echo hello; sleep 2; exit 3"}})
+	if out != "hello\n" {
+		t.Errorf("log = %q, want %q", out, "hello\n")
+	}
+	if res.ExitCode != 3 || res.Reason != "Error" {
+		t.Errorf("exit code %d reason %q, want 3 Error", res.ExitCode, res.Reason)
+	}
+	if got := res.FinishedAt.Sub(res.StartedAt); got != 2*time.Second {
+		t.Errorf("ran for %v of fake time, want 2s", got)
+	}
+}
+
+func TestLogLinesCarryTheirTime(t *testing.T) {
+	pod, clk := newTestPod(t)
+	c, err := pod.Start(ContainerConfig{Argv: []string{"sh", "-c", "echo one; sleep 1; echo two >&2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drive(t, clk, c, time.Minute)
+	lines := c.Log().Lines()
+	if len(lines) != 2 {
+		t.Fatalf("lines = %+v", lines)
+	}
+	if !lines[0].Time.Equal(epoch) || lines[0].Stream != Stdout || string(lines[0].Text) != "one" {
+		t.Errorf("first line = %+v", lines[0])
+	}
+	if !lines[1].Time.Equal(epoch.Add(time.Second)) || lines[1].Stream != Stderr || string(lines[1].Text) != "two" {
+		t.Errorf("second line = %+v", lines[1])
+	}
+	got := string(Format(lines, LogOptions{Timestamps: true, TailLines: 1}))
+	if want := "2026-11-27T09:00:01Z two\n"; got != want {
+		t.Errorf("tail 1 with timestamps = %q, want %q", got, want)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	cases := map[string]int{
+		"exit 3":                  3,
+		"false":                   1,
+		"true":                    0,
+		"nosuchcommand":           127,
+		"set -e; false; exit 9":   1,
+		"false; true":             0,
+		"exit 300":                44,
+		"(exit 7)":                7,
+		"f() { return 6; }; f":    6,
+		"sh -c 'exit 5'":          5,
+		"echo 'unterminated":      2,
+		"cat /nope; echo $?":      0,
+		"! true":                  1,
+		"sleep 1; false":          1,
+		"false; sleep 1":          0,
+		"exec sh -c 'exit 4'; :":  4,
+		"exec sleep 1; exit 9":    0,
+		"trap 'exit 8' EXIT; :":   8,
+		"sleep 1 && (exit 2)":     2,
+		"while :; do exit 12; done": 12,
+	}
+	for src, want := range cases {
+		code, out := script(t, src)
+		if code != want {
+			t.Errorf("sh -c %q exited %d, want %d (log %q)", src, code, want, out)
+		}
+	}
+}
+
+func TestNotInterpretable(t *testing.T) {
+	pod, _ := newTestPod(t)
+	for _, argv := range [][]string{nil, {"nginx", "-g", "daemon off;"}, {"/pause"}, {"/usr/sbin/nginx"}, {"python3", "-c", "print(1)"}, {"busybox", "nope"}} {
+		if Interpretable(argv) {
+			t.Errorf("Interpretable(%q) = true", argv)
+		}
+		if _, err := pod.Start(ContainerConfig{Argv: argv}); !errors.Is(err, ErrNotInterpretable) {
+			t.Errorf("Start(%q) = %v, want ErrNotInterpretable", argv, err)
+		}
+	}
+	for _, argv := range [][]string{{"sh"}, {"/bin/sh", "-c", "x"}, {"bash", "-c", "x"}, {"sleep", "3600"}, {"/bin/sleep", "1"}, {"busybox", "sh", "-c", "x"}, {"echo", "hi"}} {
+		if !Interpretable(argv) {
+			t.Errorf("Interpretable(%q) = false", argv)
+		}
+	}
+}
+
+func TestArgv(t *testing.T) {
+	ep, cmd := []string{"/entry"}, []string{"default"}
+	for _, tc := range []struct {
+		command, args, want []string
+	}{
+		{nil, nil, []string{"/entry", "default"}},
+		{nil, []string{"a"}, []string{"/entry", "a"}},
+		{[]string{"sh", "-c"}, []string{"echo"}, []string{"sh", "-c", "echo"}},
+		{[]string{"sleep", "1"}, nil, []string{"sleep", "1"}},
+	} {
+		if got := Argv(ep, cmd, tc.command, tc.args); strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("Argv(command %q, args %q) = %q, want %q", tc.command, tc.args, got, tc.want)
+		}
+	}
+}
+
+// A Job's script fails on odd completion indexes, as issue 30's example.
+func TestJobScriptFailsOnOddIndex(t *testing.T) {
+	const src = `echo "index $JOB_COMPLETION_INDEX"; sleep 1; [ $((JOB_COMPLETION_INDEX % 2)) -eq 0 ] || exit 1`
+	for index, want := range []int{0, 1, 0, 1} {
+		pod, clk := newTestPod(t)
+		res, out := run(t, pod, clk, ContainerConfig{
+			Argv: []string{"sh", "-c", src},
+			Env:  []string{"JOB_COMPLETION_INDEX=" + string(rune('0'+index))},
+		})
+		if res.ExitCode != want {
+			t.Errorf("index %d exited %d, want %d", index, res.ExitCode, want)
+		}
+		if wantLog := "index " + string(rune('0'+index)) + "\n"; out != wantLog {
+			t.Errorf("index %d logged %q, want %q", index, out, wantLog)
+		}
+	}
+}
+
+func TestEmptyDirSharedBetweenContainers(t *testing.T) {
+	pod, clk := newTestPod(t)
+	shared := pod.EmptyDir("shared")
+	writer := pod.NewFS(Mount{Path: "/out", Tree: shared})
+	reader := pod.NewFS(Mount{Path: "/in", Tree: shared})
+	res, _ := run(t, pod, clk, ContainerConfig{Argv: []string{"sh", "-c", "echo data > /out/file; echo private > /tmp/own"}, FS: writer})
+	if res.ExitCode != 0 {
+		t.Fatalf("writer exited %d", res.ExitCode)
+	}
+	res, out := run(t, pod, clk, ContainerConfig{Argv: []string{"sh", "-c", "cat /in/file; cat /tmp/own"}, FS: reader})
+	if out != "data\ncat: can't open '/tmp/own': No such file or directory\n" || res.ExitCode != 1 {
+		t.Errorf("reader: code %d log %q; want the shared file and not the other container's /tmp", res.ExitCode, out)
+	}
+}
+
+func TestReadOnlyMounts(t *testing.T) {
+	pod, _ := newTestPod(t)
+	config := ReadOnlyFiles(map[string][]byte{"app.conf": []byte("color=blue\n"), "nested/key": []byte("v")})
+	shared := pod.EmptyDir("cache")
+	fsys := pod.NewFS(Mount{Path: "/etc/config", Tree: config}, Mount{Path: "/cache", Tree: shared, ReadOnly: true})
+	code, out, errOut := execIn(t, pod, fsys, "", "sh", "-c", `cat /etc/config/app.conf /etc/config/nested/key; echo; ls /etc/config
+echo x > /etc/config/app.conf; echo $?
+touch /etc/config/new; echo $?
+rm /etc/config/app.conf; echo $?
+mkdir /cache/d; echo $?
+cat /etc/config/app.conf`)
+	wantOut := "color=blue\nv\napp.conf\nnested\n1\n1\n1\n1\ncolor=blue\n"
+	if code != 0 || out != wantOut {
+		t.Errorf("code %d, stdout %q, want %q (stderr %q)", code, out, wantOut, errOut)
+	}
+	if strings.Count(errOut, "ead-only file system") != 4 {
+		t.Errorf("stderr = %q, want four read-only errors", errOut)
+	}
+}
+
+func TestSubPathMount(t *testing.T) {
+	pod, _ := newTestPod(t)
+	vol := pod.EmptyDir("data")
+	a := pod.NewFS(Mount{Path: "/data", Tree: vol, SubPath: "a"})
+	whole := pod.NewFS(Mount{Path: "/vol", Tree: vol})
+	execIn(t, pod, a, "", "sh", "-c", "echo in-a > /data/f")
+	if code, out, _ := execIn(t, pod, whole, "", "cat", "/vol/a/f"); code != 0 || out != "in-a\n" {
+		t.Errorf("cat /vol/a/f: code %d out %q", code, out)
+	}
+}
+
+func TestHostPathTreeIsSharedAcrossPods(t *testing.T) {
+	node := NewTree(NewBudget(1<<20), nil)
+	podA, _ := newTestPod(t)
+	podB, _ := newTestPod(t)
+	execIn(t, podA, podA.NewFS(Mount{Path: "/host", Tree: node}), "", "sh", "-c", "echo from-a > /host/f")
+	if _, out, _ := execIn(t, podB, podB.NewFS(Mount{Path: "/mnt", Tree: node}), "", "cat", "/mnt/f"); out != "from-a\n" {
+		t.Errorf("pod B read %q from the node's hostPath tree", out)
+	}
+}
+
+// until [ -f /tmp/ready ] in one container ends when another creates it.
+func TestUntilLoopSeesAnotherContainersFile(t *testing.T) {
+	pod, clk := newTestPod(t)
+	shared := pod.EmptyDir("tmp")
+	waiter, err := pod.Start(ContainerConfig{
+		Argv: []string{"sh", "-c", "until [ -f /tmp/ready ]; do sleep 1; done; echo ready"},
+		FS:   pod.NewFS(Mount{Path: "/tmp", Tree: shared}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		waitForWaiter(t, clk)
+		clk.Step(time.Second)
+	}
+	if _, done := waiter.Result(); done {
+		t.Fatal("waiter ended before the file existed")
+	}
+	maker := pod.NewFS(Mount{Path: "/tmp", Tree: shared})
+	if code, _, _ := execIn(t, pod, maker, "", "touch", "/tmp/ready"); code != 0 {
+		t.Fatal("touch failed")
+	}
+	res := drive(t, clk, waiter, 10*time.Second)
+	if res.ExitCode != 0 || string(Format(waiter.Log().Lines(), LogOptions{TailLines: -1})) != "ready\n" {
+		t.Errorf("waiter: %+v", res)
+	}
+	if took := res.FinishedAt.Sub(res.StartedAt); took < 5*time.Second || took > 7*time.Second {
+		t.Errorf("waiter ran %v, want about 6s", took)
+	}
+}
+
+// waitForWaiter waits (bounded) until something sleeps on the fake clock.
+func waitForWaiter(t *testing.T, clk interface{ HasWaiters() bool }) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !clk.HasWaiters() {
+		if time.Now().After(deadline) {
+			t.Fatal("nothing waits on the clock")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestKill(t *testing.T) {
+	pod, clk := newTestPod(t)
+	var exited []Result
+	c, err := pod.Start(ContainerConfig{
+		Argv:   []string{"sh", "-c", "echo start; while true; do echo tick; sleep 1; done"},
+		OnExit: func(r Result) { exited = append(exited, r) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitForWaiter(t, clk)
+	clk.Step(time.Second)
+	waitForWaiter(t, clk)
+	c.Signal(syscall.SIGTERM) // PID 1 without a trap: ignored
+	select {
+	case <-c.Done():
+		t.Fatal("SIGTERM ended PID 1 that does not trap it")
+	case <-time.After(20 * time.Millisecond):
+	}
+	c.Kill()
+	<-c.Done()
+	res, _ := c.Result()
+	if res.ExitCode != 137 || len(exited) != 1 || exited[0] != res {
+		t.Errorf("result %+v, OnExit calls %+v; want one exit with 137", res, exited)
+	}
+	c.Kill() // a second kill changes nothing
+	if len(exited) != 1 {
+		t.Errorf("OnExit called %d times", len(exited))
+	}
+}
+
+func TestSigtermWithoutPID1Is143(t *testing.T) {
+	pod, clk := newTestPod(t)
+	c, _ := pod.Start(ContainerConfig{Argv: []string{"sh", "-c", "echo a; sleep 100; echo b"}, SharedProcessNamespace: true})
+	waitForWaiter(t, clk)
+	c.Signal(syscall.SIGTERM)
+	<-c.Done()
+	if res, _ := c.Result(); res.ExitCode != 143 {
+		t.Errorf("exit code %d, want 143", res.ExitCode)
+	}
+}
+
+func TestTrappedSigterm(t *testing.T) {
+	pod, clk := newTestPod(t)
+	c, _ := pod.Start(ContainerConfig{Argv: []string{"sh", "-c", "trap 'echo stopping; exit 0' TERM; echo up; sleep 3600"}})
+	waitForWaiter(t, clk)
+	c.Signal(syscall.SIGTERM)
+	<-c.Done()
+	res, _ := c.Result()
+	if out := string(Format(c.Log().Lines(), LogOptions{TailLines: -1})); res.ExitCode != 0 || out != "up\nstopping\n" {
+		t.Errorf("code %d log %q", res.ExitCode, out)
+	}
+}
+
+func TestTrapInterruptsARunningLoop(t *testing.T) {
+	pod, clk := newTestPod(t)
+	c, _ := pod.Start(ContainerConfig{Argv: []string{"sh", "-c", "trap 'echo term; exit 3' 15; while true; do echo tick; sleep 1; done"}})
+	waitForWaiter(t, clk)
+	c.Signal(syscall.SIGTERM)
+	<-c.Done()
+	res, _ := c.Result()
+	if res.ExitCode != 3 || !strings.HasSuffix(string(Format(c.Log().Lines(), LogOptions{TailLines: -1})), "term\n") {
+		t.Errorf("code %d log %q", res.ExitCode, Format(c.Log().Lines(), LogOptions{TailLines: -1}))
+	}
+}
+
+func TestIgnoredSigterm(t *testing.T) {
+	pod, clk := newTestPod(t)
+	c, _ := pod.Start(ContainerConfig{Argv: []string{"sh", "-c", "trap '' TERM; sleep 10"}, SharedProcessNamespace: true})
+	waitForWaiter(t, clk)
+	c.Signal(syscall.SIGTERM)
+	res := drive(t, clk, c, time.Minute)
+	if res.ExitCode != 0 || res.FinishedAt.Sub(res.StartedAt) != 10*time.Second {
+		t.Errorf("an ignored SIGTERM ended the container: %+v", res)
+	}
+}
