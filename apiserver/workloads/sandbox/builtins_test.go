@@ -19,6 +19,7 @@ func TestBuiltins(t *testing.T) {
 		{name: "echo", script: "echo a b; echo -n c; /bin/echo d", stdout: "a b\ncd\n"},
 		{name: "printf", script: `printf '%s=%d\n' x 4`, stdout: "x=4\n"},
 		{name: "test and [", script: `[ 1 -lt 2 ] && test -d /tmp && [ ! -f /nope ] && echo ok`, stdout: "ok\n"},
+		{name: "root owns every file", script: `[ -O /etc/passwd ] && [[ -G /tmp ]] && eval '[[ -O /etc ]]' && echo ok`, stdout: "ok\n"},
 		{name: "test on a file", script: `touch /tmp/f; [ -f /tmp/f ] && [ -e /tmp/f ] && [ ! -s /tmp/f ] && echo ok`, stdout: "ok\n"},
 		{name: "cat files and stdin", script: "echo one > /tmp/a; cat /tmp/a - /tmp/a", stdin: "two\n", stdout: "one\ntwo\none\n"},
 		{name: "cat a missing file", script: "cat /nope", code: 1, stderr: "cat: can't open '/nope': No such file or directory\n"},

@@ -315,11 +315,12 @@ func (p *process) cmdSource(c *command, args []string) int {
 		fmt.Fprintf(c.stderr, "sh: .: can't open '%s': %s\n", args[0], errText(err))
 		return 2
 	}
-	if _, err := parse(strings.NewReader(string(data)), args[0]); err != nil {
+	src, err := sanitizedSource(string(data))
+	if err != nil {
 		fmt.Fprintf(c.stderr, "sh: %s: %v\n", args[0], err)
 		return 2
 	}
-	if err := c.hc.Builtin(c.ctx, []string{"eval", string(data)}); err != nil {
+	if err := c.hc.Builtin(c.ctx, []string{"eval", src}); err != nil {
 		if code, ok := interp.IsExitStatus(err); ok {
 			return int(code)
 		}

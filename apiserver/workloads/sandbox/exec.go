@@ -131,7 +131,7 @@ func (p *process) interactive(ctx context.Context, r *interp.Runner, in io.Reade
 			return true
 		}
 		for _, stmt := range stmts {
-			if err := checkProgram(stmt); err != nil {
+			if err := sanitize(stmt); err != nil {
 				fmt.Fprintf(stderr, "sh: %v\n", err)
 				code = 2
 				continue
