@@ -98,7 +98,7 @@ func init() {
 		"busybox": cmdBusybox,
 		// The interpreter's own builtins, when run by path (/bin/echo) or
 		// through env/busybox.
-		"echo": interpBuiltin, "printf": interpBuiltin, "test": interpBuiltin, "[": interpBuiltin,
+		"echo": cmdEcho, "printf": cmdPrintf, "test": interpBuiltin, "[": interpBuiltin,
 		"true": interpBuiltin, "false": interpBuiltin, "pwd": interpBuiltin, "kill": interpBuiltin,
 	}
 }
@@ -148,6 +148,12 @@ func (p *process) dispatch(c *command, args []string) int {
 		return p.cmdCommandV(c, args[1:])
 	case sourceCommand:
 		return p.cmdSource(c, args[1:])
+	case echoCommand:
+		c.name = "echo"
+		return cmdEcho(c, args[1:])
+	case printfCommand:
+		c.name = "printf"
+		return cmdPrintf(c, args[1:])
 	case refusedCommand:
 		fmt.Fprintf(c.stderr, "sh: %s: %s\n", args[1], args[2])
 		return 2
@@ -172,7 +178,7 @@ func (p *process) dispatch(c *command, args []string) int {
 	}
 	args = append([]string{name}, args[1:]...)
 	c.name = name
-	if interp.IsBuiltin(name) {
+	if interp.IsBuiltin(name) && name != "echo" && name != "printf" {
 		if err := c.hc.Builtin(c.ctx, args); err != nil {
 			if code, ok := interp.IsExitStatus(err); ok {
 				return int(code)

@@ -210,6 +210,8 @@ const (
 	commandV       = "devplane:command-v"
 	sourceCommand  = "devplane:source"
 	refusedCommand = "devplane:refused"
+	echoCommand    = "devplane:echo"
+	printfCommand  = "devplane:printf"
 )
 
 // call rewrites, before they run, the interpreter builtins that would look
@@ -227,6 +229,12 @@ func (p *process) call(ctx context.Context, args []string) ([]string, error) {
 		return append([]string{sourceCommand}, args[1:]...), nil
 	case "pwd":
 		return []string{"pwd"}, nil // no symlinks here: -P is -L
+	case "echo":
+		// Ours report write errors (a full disk), so that a loop writing
+		// until it fails ends.
+		return append([]string{echoCommand}, args[1:]...), nil
+	case "printf":
+		return append([]string{printfCommand}, args[1:]...), nil
 	case "eval":
 		src, err := sanitizedSource(strings.Join(args[1:], " "))
 		if errors.Is(err, errUnsupported) {

@@ -14,8 +14,72 @@ import (
 	"strings"
 	"time"
 
+	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
+
+// writeOut writes a builtin's output, reporting a failed write (a full
+// disk) as busybox does.
+func (c *command) writeOut(s string) int {
+	if _, err := io.WriteString(c.stdout, s); err != nil {
+		c.errorf("write error: %s", errText(err))
+		return 1
+	}
+	return 0
+}
+
+func cmdEcho(c *command, args []string) int {
+	newline, escapes := true, false
+options:
+	for ; len(args) > 0; args = args[1:] {
+		switch args[0] {
+		case "-n":
+			newline = false
+		case "-e":
+			escapes = true
+		case "-E":
+			escapes = false
+		default:
+			break options
+		}
+	}
+	var b strings.Builder
+	for i, arg := range args {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if escapes {
+			arg, _, _ = expand.Format(&expand.Config{}, arg, nil)
+		}
+		b.WriteString(arg)
+	}
+	if newline {
+		b.WriteByte('\n')
+	}
+	return c.writeOut(b.String())
+}
+
+func cmdPrintf(c *command, args []string) int {
+	if len(args) == 0 {
+		c.errorf("usage: printf format [arguments]")
+		return 2
+	}
+	format, args := args[0], args[1:]
+	var b strings.Builder
+	for {
+		s, n, err := expand.Format(&expand.Config{}, format, args)
+		if err != nil {
+			c.errorf("%v", err)
+			return 1
+		}
+		b.WriteString(s)
+		args = args[n:]
+		if n == 0 || len(args) == 0 {
+			break
+		}
+	}
+	return c.writeOut(b.String())
+}
 
 func cmdEnv(c *command, args []string) int {
 	env := exported(c.hc.Env)
