@@ -148,6 +148,11 @@ func (p *process) dispatch(c *command, args []string) int {
 		return p.cmdCommandV(c, args[1:])
 	case sourceCommand:
 		return p.cmdSource(c, args[1:])
+	case loopCondCommand:
+		p.mu.Lock()
+		p.loopGoesOn = len(args) > 1 && args[1] == "1"
+		p.mu.Unlock()
+		return 0
 	case echoCommand:
 		c.name = "echo"
 		return cmdEcho(c, args[1:])

@@ -95,8 +95,10 @@ type Container struct {
 	done    chan struct{}
 
 	mu sync.Mutex
-	// next is the index of the next top-level statement to run.
+	// next is the index of the next top-level statement to run, and frame
+	// the top-level loop being stepped through, if any.
 	next     int
+	frame    *loopFrame
 	lastCode int
 	// running is set while a goroutine interprets; clear while parked.
 	running    bool
@@ -217,9 +219,9 @@ func orEmpty(r io.Reader) io.Reader {
 // noop is the statement that resets $? after a parked sleep.
 var noop = &syntax.Stmt{Cmd: &syntax.CallExpr{Args: []*syntax.Word{{Parts: []syntax.WordPart{&syntax.Lit{Value: ":"}}}}}}
 
-// loop interprets top-level statements one at a time until the program
-// ends or only waits; it runs on its own goroutine, which ends when the
-// container parks.
+// loop interprets the program a statement at a time (stepping through
+// top-level while/until loops that sleep) until it ends or only waits; it
+// runs on its own goroutine, which ends when the container parks.
 func (c *Container) loop() {
 	for {
 		c.mu.Lock()
@@ -229,7 +231,7 @@ func (c *Container) loop() {
 			return
 		}
 		var stmt *syntax.Stmt
-		isTrap := false
+		kind := stepStatement
 		switch {
 		case c.trapPending != "":
 			callback, _ := c.proc.trapFor(c.trapPending)
@@ -239,22 +241,24 @@ func (c *Container) loop() {
 				c.mu.Unlock()
 				continue
 			}
-			stmt, isTrap = &syntax.Stmt{Cmd: &syntax.Block{Stmts: file.Stmts}}, true
+			stmt, kind = &syntax.Stmt{Cmd: &syntax.Block{Stmts: file.Stmts}}, stepTrap
 		case c.resetStatus:
 			c.resetStatus = false
 			stmt = noop
-		case c.next >= len(c.program.Stmts):
-			c.mu.Unlock()
-			c.exit()
-			return
 		default:
-			if idle, ok := c.idle(c.program.Stmts[c.next]); ok {
+			stmt, kind = c.peek()
+			if stmt == nil {
+				c.mu.Unlock()
+				c.exit()
+				return
+			}
+			if idle, ok := c.idle(stmt); ok && kind == stepStatement {
+				c.advance()
 				c.park(idle)
 				c.mu.Unlock()
 				return
 			}
-			stmt = c.program.Stmts[c.next]
-			c.next++
+			c.advance()
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		c.stepCancel = cancel
@@ -272,12 +276,85 @@ func (c *Container) loop() {
 			// runs next, and the program goes on after the statement).
 		case c.runner.Exited():
 			c.lastCode = exitCode(err)
-			c.next = len(c.program.Stmts)
-		case !isTrap || err != nil:
+			c.endProgram()
+		case kind == stepCond:
+			c.afterCond()
+		case kind != stepTrap || err != nil:
 			c.lastCode = exitCode(err)
 		}
 		c.mu.Unlock()
 	}
+}
+
+// stepKind tells what a step runs.
+type stepKind uint8
+
+const (
+	stepStatement stepKind = iota
+	// stepCond is a stepped loop's condition.
+	stepCond
+	// stepTrap is a trap's command.
+	stepTrap
+)
+
+// loopFrame is a top-level while/until loop that the container steps
+// through, so that the sleeps in its body park as top-level ones do.
+type loopFrame struct {
+	body     []*syntax.Stmt
+	cond     *syntax.Stmt
+	inBody   bool
+	bodyNext int
+}
+
+// peek returns the step to run next (nil at the end of the program),
+// entering the top-level loops that can be stepped through. c.mu is held.
+func (c *Container) peek() (*syntax.Stmt, stepKind) {
+	for {
+		if f := c.frame; f != nil {
+			if f.inBody && f.bodyNext < len(f.body) {
+				return f.body[f.bodyNext], stepStatement
+			}
+			f.inBody = false
+			return f.cond, stepCond
+		}
+		if c.next >= len(c.program.Stmts) {
+			return nil, stepStatement
+		}
+		stmt := c.program.Stmts[c.next]
+		if _, idle := c.idle(stmt); !idle {
+			if w := steppableLoop(stmt); w != nil {
+				c.next++
+				c.frame = &loopFrame{body: w.Do, cond: loopCondition(w)}
+				continue
+			}
+		}
+		return stmt, stepStatement
+	}
+}
+
+// advance takes the step peek returned (a condition is taken by afterCond).
+func (c *Container) advance() {
+	switch f := c.frame; {
+	case f == nil:
+		c.next++
+	case f.inBody:
+		f.bodyNext++
+	}
+}
+
+// afterCond enters the loop's body or leaves the loop, as its condition
+// said.
+func (c *Container) afterCond() {
+	if c.proc.takeLoopCondition() {
+		c.frame.inBody, c.frame.bodyNext = true, 0
+		return
+	}
+	c.frame = nil
+}
+
+// endProgram skips whatever is left of the program.
+func (c *Container) endProgram() {
+	c.next, c.frame = len(c.program.Stmts), nil
 }
 
 // idle tells whether a statement only waits, with the shell's variables.
@@ -292,19 +369,16 @@ func (c *Container) idle(stmt *syntax.Stmt) (idleness, bool) {
 	return idleStatement(stmt, lookup, isFunc)
 }
 
-// park stands for an idle statement with a timer (or, for waiting
-// forever, nothing), and lets the goroutine end. c.mu is held.
+// park stands for an idle statement (already taken) with a timer, or
+// nothing for waiting forever, and lets the goroutine end. c.mu is held.
 func (c *Container) park(idle idleness) {
 	c.running = false
-	if idle.forever {
-		c.next = len(c.program.Stmts)
-		return
+	if idle.forever || idle.last {
+		c.endProgram()
 	}
-	c.next++
-	if idle.last {
-		c.next = len(c.program.Stmts)
+	if !idle.forever {
+		c.timer = c.pod.cfg.Clock.AfterFunc(idle.wait, c.wake)
 	}
-	c.timer = c.pod.cfg.Clock.AfterFunc(idle.wait, c.wake)
 }
 
 // wake resumes the program after a parked sleep. It runs as a timer's

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -156,4 +157,53 @@ func isConstant(stmt *syntax.Stmt, want bool) bool {
 // lookupIn reads a variable of a shell's state.
 func lookupIn(vars map[string]expand.Variable) func(string) string {
 	return func(name string) string { return vars[name].String() }
+}
+
+// steppableLoop returns a top-level while/until loop whose body sleeps at
+// its own top level and that never breaks, continues or returns: the
+// container can run it a step at a time.
+func steppableLoop(stmt *syntax.Stmt) *syntax.WhileClause {
+	w, ok := stmt.Cmd.(*syntax.WhileClause)
+	if !ok || stmt.Negated || stmt.Background || stmt.Coprocess || len(stmt.Redirs) > 0 {
+		return nil
+	}
+	sleeps := slices.ContainsFunc(w.Do, func(s *syntax.Stmt) bool {
+		call, ok := s.Cmd.(*syntax.CallExpr)
+		return ok && len(call.Args) > 0 && path.Base(call.Args[0].Lit()) == "sleep"
+	})
+	jumps := false
+	syntax.Walk(w, func(n syntax.Node) bool {
+		if call, ok := n.(*syntax.CallExpr); ok && len(call.Args) > 0 {
+			switch call.Args[0].Lit() {
+			case "break", "continue", "return":
+				jumps = true
+			}
+		}
+		return !jumps
+	})
+	if !sleeps || jumps {
+		return nil
+	}
+	return w
+}
+
+// loopCondition is a loop's condition as a statement that tells the
+// process whether the loop goes on: `if COND; then mark 1; else mark 0; fi`
+// (the other way round for until), which no `set -e` ends.
+func loopCondition(w *syntax.WhileClause) *syntax.Stmt {
+	mark := func(goOn bool) []*syntax.Stmt {
+		value := "0"
+		if goOn {
+			value = "1"
+		}
+		return []*syntax.Stmt{{Cmd: &syntax.CallExpr{Args: []*syntax.Word{
+			{Parts: []syntax.WordPart{&syntax.Lit{Value: loopCondCommand}}},
+			{Parts: []syntax.WordPart{&syntax.Lit{Value: value}}},
+		}}}}
+	}
+	return &syntax.Stmt{Cmd: &syntax.IfClause{
+		Cond: w.Cond,
+		Then: mark(!w.Until),
+		Else: &syntax.IfClause{Then: mark(w.Until)},
+	}}
 }

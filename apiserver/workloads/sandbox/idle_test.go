@@ -108,66 +108,101 @@ func TestNotIdle(t *testing.T) {
 	}
 }
 
-// TestParkedContainersCost measures what sleeping containers cost: no
-// goroutine each, and the memory reported (go test -run ParkedContainersCost -v).
-func TestParkedContainersCost(t *testing.T) {
+// TestSleepingContainersCost measures what 1,000 sleeping containers
+// cost (go test -run SleepingContainersCost -v prints it): those whose
+// sleep is at the top level or in a top-level while/until loop hold no
+// goroutine; a sleep deeper down (in a for loop here) holds one.
+func TestSleepingContainersCost(t *testing.T) {
 	const n = 1000
-	pod, _ := newTestPod(t)
-	runtime.GC()
-	var before runtime.MemStats
-	runtime.ReadMemStats(&before)
-	goroutines := runtime.NumGoroutine()
-	containers := make([]*Container, n)
-	for i := range containers {
-		c, err := pod.Start(ContainerConfig{Argv: []string{"sh", "-c", "echo started; sleep 3600"}, FS: pod.NewFS()})
-		if err != nil {
-			t.Fatal(err)
+	for _, tc := range []struct {
+		script string
+		parks  bool
+	}{
+		{"echo started; sleep 3600", true},
+		{"sleep infinity", true},
+		{"while true; do echo tick; sleep 3600; done", true},
+		{"for i in 1 2 3; do echo $i; sleep 3600; done", false},
+	} {
+		pod, clk := newTestPod(t)
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		goroutines := runtime.NumGoroutine()
+		containers := make([]*Container, n)
+		for i := range containers {
+			c, err := pod.Start(ContainerConfig{Argv: []string{"sh", "-c", tc.script}, FS: pod.NewFS()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			containers[i] = c
 		}
-		containers[i] = c
-	}
-	for _, c := range containers {
-		waitParked(t, c)
-	}
-	runtime.GC()
-	var after runtime.MemStats
-	runtime.ReadMemStats(&after)
-	if extra := runtime.NumGoroutine() - goroutines; extra > 10 {
-		t.Errorf("%d sleeping containers hold %d goroutines", n, extra)
-	}
-	t.Logf("%d parked containers: %d bytes of heap each, %d goroutines in all",
-		n, (int64(after.HeapAlloc)-int64(before.HeapAlloc))/n, runtime.NumGoroutine()-goroutines)
-	for _, c := range containers {
-		c.Kill()
+		if tc.parks {
+			for _, c := range containers {
+				waitParked(t, c)
+			}
+		} else {
+			deadline := time.Now().Add(10 * time.Second)
+			for clk.Waiters() < n && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		runtime.GC()
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		extra := runtime.NumGoroutine() - goroutines
+		if tc.parks && extra > 10 || !tc.parks && extra < n {
+			t.Errorf("%q: %d containers hold %d goroutines", tc.script, n, extra)
+		}
+		t.Logf("%q: %d bytes of heap and %d of stack per container, %d goroutines for %d",
+			tc.script, (int64(after.HeapAlloc)-int64(before.HeapAlloc))/n, (int64(after.StackInuse)-int64(before.StackInuse))/n, extra, n)
+		for _, c := range containers {
+			c.Kill()
+		}
 	}
 }
 
-// TestSleepingInLoopCost measures the other case: a loop that does work
-// between sleeps keeps one goroutine per container.
-func TestSleepingInLoopCost(t *testing.T) {
-	const n = 1000
-	pod, clk := newTestPod(t)
-	runtime.GC()
-	var before runtime.MemStats
-	runtime.ReadMemStats(&before)
-	goroutines := runtime.NumGoroutine()
-	containers := make([]*Container, n)
-	for i := range containers {
-		c, err := pod.Start(ContainerConfig{Argv: []string{"sh", "-c", "while true; do echo tick; sleep 3600; done"}, FS: pod.NewFS()})
-		if err != nil {
-			t.Fatal(err)
+// Top-level loops that sleep are stepped through: they behave as the
+// shell runs them, and park while sleeping.
+func TestSteppedLoops(t *testing.T) {
+	cases := []struct {
+		script string
+		log    string
+		code   int
+		took   time.Duration
+	}{
+		{"i=0; while [ $i -lt 3 ]; do i=$((i+1)); echo $i; sleep 2; done; echo done $i", "1\n2\n3\ndone 3\n", 0, 6 * time.Second},
+		{"i=0; until [ $i -ge 2 ]; do sleep 1; i=$((i+1)); done; echo $i", "2\n", 0, 2 * time.Second},
+		{"set -e; while true; do sleep 1; false; echo never; done", "", 1, time.Second},
+		{"n=0; while true; do n=$((n+1)); [ $n -eq 3 ] && exit 7; sleep 1; done", "", 7, 2 * time.Second},
+		{"while false; do sleep 1; done; echo skipped", "skipped\n", 0, 0},
+		{"i=0; while [ $i -lt 2 ]; do i=$((i+1)); for j in a b; do echo $i$j; done; sleep 1; done", "1a\n1b\n2a\n2b\n", 0, 2 * time.Second},
+		{"i=0; while true; do i=$((i+1)); [ $i -gt 2 ] && break; sleep 1; done; echo $i", "3\n", 0, 2 * time.Second},
+	}
+	for _, tc := range cases {
+		pod, clk := newTestPod(t)
+		res, out := run(t, pod, clk, ContainerConfig{Argv: []string{"sh", "-c", tc.script}})
+		if res.ExitCode != tc.code || out != tc.log || res.FinishedAt.Sub(res.StartedAt) != tc.took {
+			t.Errorf("%q: code %d log %q after %v; want %d %q after %v", tc.script, res.ExitCode, out,
+				res.FinishedAt.Sub(res.StartedAt), tc.code, tc.log, tc.took)
 		}
-		containers[i] = c
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for clk.Waiters() < n && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
+}
+
+func TestUntilLoopParks(t *testing.T) {
+	pod, clk := newTestPod(t)
+	shared := pod.EmptyDir("tmp")
+	c, _ := pod.Start(ContainerConfig{
+		Argv: []string{"sh", "-c", "until [ -f /tmp/ready ]; do sleep 1; done; echo ready"},
+		FS:   pod.NewFS(Mount{Path: "/tmp", Tree: shared}),
+	})
+	waitParked(t, c)
+	clk.Step(time.Second)
+	waitParked(t, c)
+	if err := pod.NewFS(Mount{Path: "/tmp", Tree: shared}).Touch("/tmp/ready", true); err != nil {
+		t.Fatal(err)
 	}
-	runtime.GC()
-	var after runtime.MemStats
-	runtime.ReadMemStats(&after)
-	t.Logf("%d containers sleeping in a loop: %d bytes of heap each (stacks: %d bytes each), %d goroutines in all",
-		n, (int64(after.HeapAlloc)-int64(before.HeapAlloc))/n, (int64(after.StackInuse)-int64(before.StackInuse))/n, runtime.NumGoroutine()-goroutines)
-	for _, c := range containers {
-		c.Kill()
+	res := drive(t, clk, c, time.Minute)
+	if res.ExitCode != 0 || res.FinishedAt.Sub(res.StartedAt) != 2*time.Second {
+		t.Errorf("result %+v", res)
 	}
 }

@@ -28,6 +28,17 @@ type process struct {
 
 	mu    sync.Mutex
 	traps map[string]string // signal (TERM, INT...) → trap command
+	// loopGoesOn is what a stepped loop's condition last said.
+	loopGoesOn bool
+}
+
+// takeLoopCondition returns what the last loop condition said.
+func (p *process) takeLoopCondition() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	goOn := p.loopGoesOn
+	p.loopGoesOn = false
+	return goOn
 }
 
 func newProcess(pod *Pod, fsys *FS) *process {
@@ -211,7 +222,9 @@ const (
 	sourceCommand  = "devplane:source"
 	refusedCommand = "devplane:refused"
 	echoCommand    = "devplane:echo"
-	printfCommand  = "devplane:printf"
+	// loopCondCommand reports a stepped loop's condition.
+	loopCondCommand = "devplane:loop-condition"
+	printfCommand   = "devplane:printf"
 )
 
 // call rewrites, before they run, the interpreter builtins that would look
