@@ -65,6 +65,8 @@ func TestBuiltins(t *testing.T) {
 		{name: "/dev/null", script: "echo x > /dev/null; cat /dev/null; echo ok", stdout: "ok\n"},
 		{name: "type and command -v", script: "type echo; type sleep; command -v sleep; command -v nginx || echo none", stdout: "echo is a shell builtin\nsleep is /bin/sleep\n/bin/sleep\nnone\n"},
 		{name: "source", script: "echo 'X=sourced' > /lib.sh; . /lib.sh; echo $X", stdout: "sourced\n"},
+		{name: "interpreter builtins by path", script: "/usr/bin/[ 1 -eq 1 ] && /bin/test x = y; echo $?; busybox false; echo $?; env true && echo t", stdout: "1\n1\nt\n"},
+		{name: "a sourced exit", script: "echo 'exit 4' > /l.sh; . /l.sh; echo no", code: 4},
 		{name: "uname", script: "uname; uname -n", stdout: "Linux\nweb-0\n"},
 		{name: "printenv", script: "export A=1; printenv A; printenv NOPE", code: 1, stdout: "1\n"},
 		{name: "not found", script: "nginx -g 'daemon off;'", code: 127, stderr: "sh: nginx: not found\n"},

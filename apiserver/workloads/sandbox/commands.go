@@ -24,6 +24,8 @@ type command struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	// builtinErr is what an interpreter builtin run for us returned.
+	builtinErr error
 }
 
 // errorf writes a busybox-style "name: message" line to stderr.
@@ -96,15 +98,12 @@ func init() {
 		"sync": func(*command, []string) int { return 0 },
 		"sh":   cmdShell, "bash": cmdShell, "ash": cmdShell, "dash": cmdShell,
 		"busybox": cmdBusybox,
-		// The interpreter's own builtins, when run by path (/bin/echo) or
-		// through env/busybox.
-		"echo": cmdEcho, "printf": cmdPrintf, "test": interpBuiltin, "[": interpBuiltin,
-		"true": interpBuiltin, "false": interpBuiltin, "pwd": interpBuiltin, "kill": interpBuiltin,
+		"echo": cmdEcho, "printf": cmdPrintf,
+		// nil: the interpreter's own, when run by path (/bin/true) or
+		// through env or busybox.
+		"test": nil, "[": nil, "true": nil, "false": nil, "pwd": nil, "kill": nil,
 	}
 }
-
-// interpBuiltin marks a name the interpreter runs itself.
-func interpBuiltin(*command, []string) int { panic("interpreter builtin") }
 
 // binDirs are where an image keeps the programs we offer.
 var binDirs = []string{"/bin", "/usr/bin", "/sbin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin"}
@@ -131,6 +130,9 @@ func (p *process) exec(ctx context.Context, args []string) error {
 	code := p.dispatch(c, args)
 	if err := ctx.Err(); err != nil {
 		return err // killed: the shell stops here
+	}
+	if c.builtinErr != nil {
+		return c.builtinErr
 	}
 	if code == 0 {
 		return nil
@@ -183,13 +185,9 @@ func (p *process) dispatch(c *command, args []string) int {
 	}
 	args = append([]string{name}, args[1:]...)
 	c.name = name
-	if interp.IsBuiltin(name) && name != "echo" && name != "printf" {
-		if err := c.hc.Builtin(c.ctx, args); err != nil {
-			if code, ok := interp.IsExitStatus(err); ok {
-				return int(code)
-			}
-			return 1
-		}
+	if fn == nil {
+		// The interpreter's status (and control flow) goes back as is.
+		c.builtinErr = c.hc.Builtin(c.ctx, args)
 		return 0
 	}
 	return fn(c, args[1:])
@@ -331,12 +329,7 @@ func (p *process) cmdSource(c *command, args []string) int {
 		fmt.Fprintf(c.stderr, "sh: %s: %v\n", args[0], err)
 		return 2
 	}
-	if err := c.hc.Builtin(c.ctx, []string{"eval", src}); err != nil {
-		if code, ok := interp.IsExitStatus(err); ok {
-			return int(code)
-		}
-		return 1
-	}
+	c.builtinErr = c.hc.Builtin(c.ctx, []string{"eval", src})
 	return 0
 }
 
@@ -399,6 +392,34 @@ func getopt(args []string, spec string) ([]option, []string, error) {
 		}
 	}
 	return opts, operands, nil
+}
+
+// options parses a builtin's flags (see getopt), reporting a bad flag or
+// fewer than minOperands operands; ok is false then.
+func (c *command) options(args []string, spec string, minOperands int) (opts []option, operands []string, ok bool) {
+	opts, operands, err := getopt(args, spec)
+	switch {
+	case err != nil:
+		c.errorf("%v", err)
+		return nil, nil, false
+	case len(operands) < minOperands:
+		c.errorf("missing operand")
+		return nil, nil, false
+	}
+	return opts, operands, true
+}
+
+// forEach applies op to each operand, reporting each failure; the status
+// is 1 if any failed.
+func (c *command) forEach(operands []string, op func(name string) error) int {
+	code := 0
+	for _, name := range operands {
+		if err := op(name); err != nil {
+			c.errorf("%v", err)
+			code = 1
+		}
+	}
+	return code
 }
 
 func hasFlag(opts []option, flag byte) bool {

@@ -217,10 +217,17 @@ func TestUntilLoopSeesAnotherContainersFile(t *testing.T) {
 // waitForWaiter waits (bounded) until something sleeps on the fake clock.
 func waitForWaiter(t *testing.T, clk interface{ HasWaiters() bool }) {
 	t.Helper()
+	waitUntil(t, "something waits on the clock", clk.HasWaiters)
+}
+
+// waitUntil waits (bounded in real time) for a condition another
+// goroutine brings about.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for !clk.HasWaiters() {
+	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("nothing waits on the clock")
+			t.Fatalf("timed out waiting until %s", what)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -257,38 +264,29 @@ func TestKill(t *testing.T) {
 	}
 }
 
-func TestSigtermWithoutPID1Is143(t *testing.T) {
-	pod, clk := newTestPod(t)
-	c, _ := pod.Start(ContainerConfig{Argv: []string{"sh", "-c", "echo a; sleep 100; echo b"}, SharedProcessNamespace: true})
-	waitForWaiter(t, clk)
-	c.Signal(syscall.SIGTERM)
-	<-c.Done()
-	if res, _ := c.Result(); res.ExitCode != 143 {
-		t.Errorf("exit code %d, want 143", res.ExitCode)
-	}
-}
-
-func TestTrappedSigterm(t *testing.T) {
-	pod, clk := newTestPod(t)
-	c, _ := pod.Start(ContainerConfig{Argv: []string{"sh", "-c", "trap 'echo stopping; exit 0' TERM; echo up; sleep 3600"}})
-	waitForWaiter(t, clk)
-	c.Signal(syscall.SIGTERM)
-	<-c.Done()
-	res, _ := c.Result()
-	if out := string(Format(c.Log().Lines(), LogOptions{TailLines: -1})); res.ExitCode != 0 || out != "up\nstopping\n" {
-		t.Errorf("code %d log %q", res.ExitCode, out)
-	}
-}
-
-func TestTrapInterruptsARunningLoop(t *testing.T) {
-	pod, clk := newTestPod(t)
-	c, _ := pod.Start(ContainerConfig{Argv: []string{"sh", "-c", "trap 'echo term; exit 3' 15; while true; do echo tick; sleep 1; done"}})
-	waitForWaiter(t, clk)
-	c.Signal(syscall.SIGTERM)
-	<-c.Done()
-	res, _ := c.Result()
-	if res.ExitCode != 3 || !strings.HasSuffix(string(Format(c.Log().Lines(), LogOptions{TailLines: -1})), "term\n") {
-		t.Errorf("code %d log %q", res.ExitCode, Format(c.Log().Lines(), LogOptions{TailLines: -1}))
+func TestSigterm(t *testing.T) {
+	for _, tc := range []struct {
+		script    string
+		sharedPID bool
+		code      int
+		logEnd    string
+	}{
+		// Not PID 1: the default action ends it.
+		{"echo a; sleep 100; echo b", true, 143, "a\n"},
+		// A trap runs, whether the program sleeps parked or in a loop.
+		{"trap 'echo stopping; exit 0' TERM; echo up; sleep 3600", false, 0, "up\nstopping\n"},
+		{"trap 'echo term; exit 3' 15; while true; do echo tick; sleep 1; done", false, 3, "tick\nterm\n"},
+		{"trap 'echo term; exit 4' SIGTERM; for i in 1 2; do sleep 10; done", false, 4, "term\n"},
+	} {
+		pod, clk := newTestPod(t)
+		c, _ := pod.Start(ContainerConfig{Argv: []string{"sh", "-c", tc.script}, SharedProcessNamespace: tc.sharedPID})
+		waitForWaiter(t, clk)
+		c.Signal(syscall.SIGTERM)
+		<-c.Done()
+		res, _ := c.Result()
+		if out := string(Format(c.Log().Lines(), LogOptions{TailLines: -1})); res.ExitCode != tc.code || !strings.HasSuffix(out, tc.logEnd) {
+			t.Errorf("%q: code %d log %q; want %d, log ending %q", tc.script, res.ExitCode, out, tc.code, tc.logEnd)
+		}
 	}
 }
 

@@ -82,50 +82,53 @@ func Environment(container *v1.Container, src EnvSources) ([]string, error) {
 	if src.Pod != nil {
 		namespace = src.Pod.Namespace
 	}
-	configMap := func(name string, optional *bool) (map[string]string, bool, error) {
-		if src.ConfigMap != nil {
-			if data, ok := src.ConfigMap(name); ok {
-				return data, true, nil
+	// fetch reads a ConfigMap's or Secret's data; found is false for a
+	// missing optional one, an error for a missing required one.
+	fetch := func(kind, name string, optional *bool) (data map[string]string, found bool, err error) {
+		switch {
+		case kind == "ConfigMap" && src.ConfigMap != nil:
+			data, found = src.ConfigMap(name)
+		case kind == "Secret" && src.Secret != nil:
+			var raw map[string][]byte
+			if raw, found = src.Secret(name); found {
+				data = make(map[string]string, len(raw))
+				for k, v := range raw {
+					data[k] = string(v)
+				}
 			}
 		}
-		if optional != nil && *optional {
-			return nil, false, nil
+		if !found && (optional == nil || !*optional) {
+			return nil, false, fmt.Errorf("%s %q not found", strings.ToLower(kind), name)
 		}
-		return nil, false, fmt.Errorf("configmap %q not found", name)
+		return data, found, nil
 	}
-	secret := func(name string, optional *bool) (map[string][]byte, bool, error) {
-		if src.Secret != nil {
-			if data, ok := src.Secret(name); ok {
-				return data, true, nil
-			}
+	// keyValue reads one key; set is false when an optional one is missing.
+	keyValue := func(kind, name, key string, optional *bool) (value string, set bool, err error) {
+		data, found, err := fetch(kind, name, optional)
+		if err != nil || !found {
+			return "", false, err
 		}
-		if optional != nil && *optional {
-			return nil, false, nil
+		if value, set = data[key]; !set && (optional == nil || !*optional) {
+			return "", false, fmt.Errorf("couldn't find key %v in %s %v/%v", key, kind, namespace, name)
 		}
-		return nil, false, fmt.Errorf("secret %q not found", name)
+		return value, set, nil
 	}
 	for _, from := range container.EnvFrom {
+		kind, name, optional := "ConfigMap", "", (*bool)(nil)
 		switch {
 		case from.ConfigMapRef != nil:
-			data, ok, err := configMap(from.ConfigMapRef.Name, from.ConfigMapRef.Optional)
-			if err != nil {
-				return nil, err
-			}
-			for k, v := range data {
-				if ok {
-					env[from.Prefix+k] = v
-				}
-			}
+			name, optional = from.ConfigMapRef.Name, from.ConfigMapRef.Optional
 		case from.SecretRef != nil:
-			data, ok, err := secret(from.SecretRef.Name, from.SecretRef.Optional)
-			if err != nil {
-				return nil, err
-			}
-			for k, v := range data {
-				if ok {
-					env[from.Prefix+k] = string(v)
-				}
-			}
+			kind, name, optional = "Secret", from.SecretRef.Name, from.SecretRef.Optional
+		default:
+			continue
+		}
+		data, _, err := fetch(kind, name, optional)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range data {
+			env[from.Prefix+k] = v
 		}
 	}
 	lookup := func(name string) (string, bool) {
@@ -136,59 +139,28 @@ func Environment(container *v1.Container, src EnvSources) ([]string, error) {
 		return v, ok
 	}
 	for _, e := range container.Env {
-		value := e.Value
+		value, set, err := e.Value, true, error(nil)
 		switch {
 		case value != "":
 			value = Expand(value, lookup)
 		case e.ValueFrom == nil:
 		case e.ValueFrom.FieldRef != nil:
-			v, err := fieldValue(e.ValueFrom.FieldRef.FieldPath, src)
-			if err != nil {
-				return nil, err
-			}
-			value = v
+			value, err = fieldValue(e.ValueFrom.FieldRef.FieldPath, src)
 		case e.ValueFrom.ResourceFieldRef != nil:
-			v, err := resourceValue(e.ValueFrom.ResourceFieldRef, container, src)
-			if err != nil {
-				return nil, err
-			}
-			value = v
+			value, err = resourceValue(e.ValueFrom.ResourceFieldRef, container, src)
 		case e.ValueFrom.ConfigMapKeyRef != nil:
 			ref := e.ValueFrom.ConfigMapKeyRef
-			data, ok, err := configMap(ref.Name, ref.Optional)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				continue
-			}
-			v, ok := data[ref.Key]
-			if !ok {
-				if ref.Optional != nil && *ref.Optional {
-					continue
-				}
-				return nil, fmt.Errorf("couldn't find key %v in ConfigMap %v/%v", ref.Key, namespace, ref.Name)
-			}
-			value = v
+			value, set, err = keyValue("ConfigMap", ref.Name, ref.Key, ref.Optional)
 		case e.ValueFrom.SecretKeyRef != nil:
 			ref := e.ValueFrom.SecretKeyRef
-			data, ok, err := secret(ref.Name, ref.Optional)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				continue
-			}
-			v, ok := data[ref.Key]
-			if !ok {
-				if ref.Optional != nil && *ref.Optional {
-					continue
-				}
-				return nil, fmt.Errorf("couldn't find key %v in Secret %v/%v", ref.Key, namespace, ref.Name)
-			}
-			value = string(v)
+			value, set, err = keyValue("Secret", ref.Name, ref.Key, ref.Optional)
 		}
-		env[e.Name] = value
+		if err != nil {
+			return nil, err
+		}
+		if set {
+			env[e.Name] = value
+		}
 	}
 	for name, value := range src.Services {
 		if _, ok := env[name]; !ok {

@@ -118,9 +118,8 @@ func (p *process) sleep(ctx context.Context, d time.Duration, forever bool) {
 }
 
 func cmdCat(c *command, args []string) int {
-	_, files, err := getopt(args, "uenvtA")
-	if err != nil {
-		c.errorf("%v", err)
+	_, files, ok := c.options(args, "uenvtA", 0)
+	if !ok {
 		return 1
 	}
 	if len(files) == 0 {
@@ -143,41 +142,34 @@ func cmdCat(c *command, args []string) int {
 }
 
 func cmdTouch(c *command, args []string) int {
-	opts, files, err := getopt(args, "acmhd:t:r:")
-	if err != nil || len(files) == 0 {
-		c.errorf("missing operand")
+	opts, files, ok := c.options(args, "acmhd:t:r:", 1)
+	if !ok {
 		return 1
 	}
-	code := 0
-	for _, name := range files {
+	return c.forEach(files, func(name string) error {
 		if err := c.proc.fs.Touch(c.abs(name), !hasFlag(opts, 'c')); err != nil {
-			c.errorf("%s: %s", name, errText(err))
-			code = 1
+			return fmt.Errorf("%s: %s", name, errText(err))
 		}
-	}
-	return code
+		return nil
+	})
 }
 
 func cmdMkdir(c *command, args []string) int {
-	opts, dirs, err := getopt(args, "pvm:")
-	if err != nil || len(dirs) == 0 {
-		c.errorf("missing operand")
+	opts, dirs, ok := c.options(args, "pvm:", 1)
+	if !ok {
 		return 1
 	}
-	code := 0
-	for _, name := range dirs {
+	return c.forEach(dirs, func(name string) error {
 		if err := c.proc.fs.Mkdir(c.abs(name), hasFlag(opts, 'p')); err != nil {
-			c.errorf("can't create directory '%s': %s", name, errText(err))
-			code = 1
+			return fmt.Errorf("can't create directory '%s': %s", name, errText(err))
 		}
-	}
-	return code
+		return nil
+	})
 }
 
 func cmdRm(c *command, args []string) int {
-	opts, files, err := getopt(args, "fiRrv")
-	if err != nil {
-		c.errorf("%v", err)
+	opts, files, ok := c.options(args, "fiRrv", 0)
+	if !ok {
 		return 1
 	}
 	force, recursive := hasFlag(opts, 'f'), hasFlag(opts, 'r') || hasFlag(opts, 'R')
@@ -185,53 +177,42 @@ func cmdRm(c *command, args []string) int {
 		c.errorf("missing operand")
 		return 1
 	}
-	code := 0
-	for _, name := range files {
+	return c.forEach(files, func(name string) error {
 		full := c.abs(name)
 		info, err := c.proc.fs.Stat(full)
+		switch {
+		case err != nil && force:
+			return nil
+		case err == nil && info.IsDir() && !recursive:
+			return fmt.Errorf("'%s' is a directory", name)
+		case err == nil:
+			err = c.proc.fs.Remove(full, recursive)
+		}
 		if err != nil {
-			if !force {
-				c.errorf("can't remove '%s': %s", name, errText(err))
-				code = 1
-			}
-			continue
+			return fmt.Errorf("can't remove '%s': %s", name, errText(err))
 		}
-		if info.IsDir() && !recursive {
-			c.errorf("'%s' is a directory", name)
-			code = 1
-			continue
-		}
-		if err := c.proc.fs.Remove(full, recursive); err != nil {
-			c.errorf("can't remove '%s': %s", name, errText(err))
-			code = 1
-		}
-	}
-	return code
+		return nil
+	})
 }
 
 func cmdRmdir(c *command, args []string) int {
-	_, dirs, err := getopt(args, "p")
-	if err != nil || len(dirs) == 0 {
-		c.errorf("missing operand")
+	_, dirs, ok := c.options(args, "p", 1)
+	if !ok {
 		return 1
 	}
-	code := 0
-	for _, name := range dirs {
+	return c.forEach(dirs, func(name string) error {
 		info, err := c.proc.fs.Stat(c.abs(name))
 		if err == nil && !info.IsDir() {
-			c.errorf("'%s': Not a directory", name)
-			code = 1
-			continue
+			return fmt.Errorf("'%s': Not a directory", name)
 		}
 		if err == nil {
 			err = c.proc.fs.Remove(c.abs(name), false)
 		}
 		if err != nil {
-			c.errorf("'%s': %s", name, errText(err))
-			code = 1
+			return fmt.Errorf("'%s': %s", name, errText(err))
 		}
-	}
-	return code
+		return nil
+	})
 }
 
 // modeString is a mode as ls -l shows it: "drwxr-xr-x", "crw-rw-rw-".
@@ -249,9 +230,8 @@ func modeString(m fs.FileMode) string {
 }
 
 func cmdLs(c *command, args []string) int {
-	opts, operands, err := getopt(args, "laA1dhFCrtSR")
-	if err != nil {
-		c.errorf("%v", err)
+	opts, operands, ok := c.options(args, "laA1dhFCrtSR", 0)
+	if !ok {
 		return 1
 	}
 	long, all, almostAll, dirOnly := hasFlag(opts, 'l'), hasFlag(opts, 'a'), hasFlag(opts, 'A'), hasFlag(opts, 'd')
@@ -375,9 +355,8 @@ func (c *command) targets(operands []string) ([][2]string, error) {
 }
 
 func cmdCp(c *command, args []string) int {
-	opts, operands, err := getopt(args, "rRapfidvLPnH")
-	if err != nil {
-		c.errorf("%v", err)
+	opts, operands, ok := c.options(args, "rRapfidvLPnH", 0)
+	if !ok {
 		return 1
 	}
 	pairs, err := c.targets(operands)
@@ -397,9 +376,8 @@ func cmdCp(c *command, args []string) int {
 }
 
 func cmdMv(c *command, args []string) int {
-	_, operands, err := getopt(args, "finvT")
-	if err != nil {
-		c.errorf("%v", err)
+	_, operands, ok := c.options(args, "finvT", 0)
+	if !ok {
 		return 1
 	}
 	pairs, err := c.targets(operands)
@@ -425,9 +403,8 @@ func cmdMv(c *command, args []string) int {
 }
 
 func cmdTee(c *command, args []string) int {
-	opts, files, err := getopt(args, "ai")
-	if err != nil {
-		c.errorf("%v", err)
+	opts, files, ok := c.options(args, "ai", 0)
+	if !ok {
 		return 1
 	}
 	flag := os.O_WRONLY | os.O_CREATE | os.O_TRUNC

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -9,13 +10,7 @@ import (
 // waitParked waits (bounded) until the container runs without a goroutine.
 func waitParked(t *testing.T, c *Container) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !c.Parked() {
-		if time.Now().After(deadline) {
-			t.Fatal("container never parked")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitUntil(t, "the container parks", c.Parked)
 }
 
 func TestIdleProgramsPark(t *testing.T) {
@@ -84,27 +79,41 @@ func TestTopLevelSleepParksAndResumes(t *testing.T) {
 
 // Statements that look idle but are not stay on the interpreter.
 func TestNotIdle(t *testing.T) {
+	vars := func(name string) string { return map[string]string{"SPACED": "1 2", "D": "5"}[name] }
+	noFuncs := func(string) bool { return false }
 	for _, src := range []string{
-		"sleep() { echo mine; }; sleep 5",
 		"sleep 5 > /tmp/x",
-		"while true; do echo x; sleep 1; done",
 		"sleep 1 &",
+		"! sleep 1",
 		"sleep $(echo 5)",
+		"sleep $SPACED",
+		"sleep ${D:-1}",
+		"sleep x",
+		"sleep",
+		"while true; do echo x; sleep 1; done",
+		"while [ -f /x ]; do sleep 1; done",
+		"tail -f /var/log/x",
+		"nginx",
 	} {
-		pod, _ := newTestPod(t)
-		c, _ := pod.Start(ContainerConfig{Argv: []string{"sh", "-c", src}})
-		var stmt = c.program.Stmts[len(c.program.Stmts)-1]
-		if src == "sleep() { echo mine; }; sleep 5" {
-			<-c.Done()
-			if out := string(Format(c.Log().Lines(), LogOptions{TailLines: -1})); out != "mine\n" {
-				t.Errorf("a function named sleep was not called: %q", out)
-			}
-			continue
+		file, err := parse(strings.NewReader(src), "")
+		if err != nil {
+			t.Fatal(err)
 		}
-		c.Kill()
-		if idle, ok := idleStatement(stmt, func(string) string { return "" }, func(string) bool { return false }); ok {
+		if idle, ok := idleStatement(file.Stmts[0], vars, noFuncs); ok {
 			t.Errorf("%q judged idle: %+v", src, idle)
 		}
+	}
+	file, _ := parse(strings.NewReader("sleep $D"), "")
+	if idle, ok := idleStatement(file.Stmts[0], vars, noFuncs); !ok || idle.wait != 5*time.Second {
+		t.Errorf("sleep $D: %+v %v", idle, ok)
+	}
+	if _, ok := idleStatement(file.Stmts[0], vars, func(name string) bool { return name == "sleep" }); ok {
+		t.Error("a function named sleep judged idle")
+	}
+	// And the function runs instead of our sleep.
+	code, out := script(t, "sleep() { echo mine; }; sleep 5")
+	if code != 0 || out != "mine\n" {
+		t.Errorf("a function named sleep: code %d log %q", code, out)
 	}
 }
 

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -177,8 +178,8 @@ func exitCode(err error) int {
 	if err == nil {
 		return 0
 	}
-	if code, ok := interp.IsExitStatus(err); ok {
-		return int(code)
+	if status, ok := errors.AsType[interp.ExitStatus](err); ok {
+		return int(status)
 	}
 	return 1
 }

@@ -274,9 +274,8 @@ func cmdDate(c *command, args []string) int {
 }
 
 func cmdWc(c *command, args []string) int {
-	opts, files, err := getopt(args, "lcwmL")
-	if err != nil {
-		c.errorf("%v", err)
+	opts, files, ok := c.options(args, "lcwmL", 0)
+	if !ok {
 		return 1
 	}
 	show := []byte{}
@@ -382,9 +381,8 @@ func breToRE2(bre string) string {
 }
 
 func cmdGrep(c *command, args []string) int {
-	opts, operands, err := getopt(args, "qvicnlLhHFEGe:xwsoa")
-	if err != nil {
-		c.errorf("%v", err)
+	opts, operands, ok := c.options(args, "qvicnlLhHFEGe:xwsoa", 0)
+	if !ok {
 		return 2
 	}
 	var patterns []string
@@ -507,9 +505,8 @@ func countOperand(args []string) []string {
 }
 
 func cmdHead(c *command, args []string) int {
-	opts, files, err := getopt(countOperand(args), "n:c:qv")
-	if err != nil {
-		c.errorf("%v", err)
+	opts, files, ok := c.options(countOperand(args), "n:c:qv", 0)
+	if !ok {
 		return 1
 	}
 	lines, err1 := strconv.Atoi(flagValue(opts, 'n', "10"))
@@ -552,9 +549,8 @@ func cmdHead(c *command, args []string) int {
 }
 
 func cmdTail(c *command, args []string) int {
-	opts, files, err := getopt(countOperand(args), "n:c:fFqvs:")
-	if err != nil {
-		c.errorf("%v", err)
+	opts, files, ok := c.options(countOperand(args), "n:c:fFqvs:", 0)
+	if !ok {
 		return 1
 	}
 	spec := flagValue(opts, 'n', "10")
@@ -685,9 +681,8 @@ func cmdSeq(c *command, args []string) int {
 }
 
 func cmdID(c *command, args []string) int {
-	opts, _, err := getopt(args, "ugGnr")
-	if err != nil {
-		c.errorf("%v", err)
+	opts, _, ok := c.options(args, "ugGnr", 0)
+	if !ok {
 		return 1
 	}
 	name := hasFlag(opts, 'n')
@@ -744,9 +739,8 @@ func cmdDirname(c *command, args []string) int {
 }
 
 func cmdBase64(c *command, args []string) int {
-	opts, files, err := getopt(args, "diw:")
-	if err != nil {
-		c.errorf("%v", err)
+	opts, files, ok := c.options(args, "diw:", 0)
+	if !ok {
 		return 1
 	}
 	name := "-"
@@ -789,9 +783,8 @@ func cmdBase64(c *command, args []string) int {
 }
 
 func cmdUname(c *command, args []string) int {
-	opts, _, err := getopt(args, "asnrvmpio")
-	if err != nil {
-		c.errorf("%v", err)
+	opts, _, ok := c.options(args, "asnrvmpio", 0)
+	if !ok {
 		return 1
 	}
 	machine := map[string]string{"amd64": "x86_64", "arm64": "aarch64"}[runtime.GOARCH]

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"crypto/rand"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -580,27 +581,32 @@ func (f *FS) addDevice(p string, dev device) {
 	dir.children[path.Base(p)] = &node{mode: fs.ModeDevice | fs.ModeCharDevice | 0o666, dev: dev}
 }
 
+// change applies edit to the existing node at p, under its tree's lock,
+// unless the mount is read-only (devices are not files of the mount).
+func (f *FS) change(op, p string, edit func(t *Tree, n *node)) error {
+	t, rel, ro := f.resolve(p)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, _, n, err := t.walk(rel)
+	switch {
+	case err != nil:
+	case n == nil:
+		err = syscall.ENOENT
+	case ro && n.dev == notDevice:
+		err = syscall.EROFS
+	default:
+		edit(t, n)
+		return nil
+	}
+	return pathErr(op, p, err)
+}
+
 // Touch sets a file's modification time to now, creating it unless
 // create is false.
 func (f *FS) Touch(p string, create bool) error {
-	t, rel, ro := f.resolve(p)
-	t.mu.Lock()
-	_, _, n, err := t.walk(rel)
-	if err == nil && n != nil {
-		if ro && n.dev == notDevice {
-			t.mu.Unlock()
-			return pathErr("touch", p, syscall.EROFS)
-		}
-		n.modTime = t.clock.Now()
-		t.mu.Unlock()
-		return nil
-	}
-	t.mu.Unlock()
-	if err != nil {
-		return pathErr("touch", p, err)
-	}
-	if !create {
-		return nil
+	err := f.change("touch", p, func(t *Tree, n *node) { n.modTime = t.clock.Now() })
+	if !create || !errors.Is(err, fs.ErrNotExist) {
+		return err
 	}
 	w, err := f.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
@@ -611,19 +617,5 @@ func (f *FS) Touch(p string, create bool) error {
 
 // Chmod sets a file's permission bits.
 func (f *FS) Chmod(p string, perm fs.FileMode) error {
-	t, rel, ro := f.resolve(p)
-	if ro {
-		return pathErr("chmod", p, syscall.EROFS)
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	_, _, n, err := t.walk(rel)
-	if err == nil && n == nil {
-		err = syscall.ENOENT
-	}
-	if err != nil {
-		return pathErr("chmod", p, err)
-	}
-	n.mode = n.mode&^fs.ModePerm | perm.Perm()
-	return nil
+	return f.change("chmod", p, func(_ *Tree, n *node) { n.mode = n.mode&^fs.ModePerm | perm.Perm() })
 }
