@@ -98,7 +98,7 @@ func init() {
 		"sync": func(*command, []string) int { return 0 },
 		"sh":   cmdShell, "bash": cmdShell, "ash": cmdShell, "dash": cmdShell,
 		"busybox": cmdBusybox,
-		"echo": cmdEcho, "printf": cmdPrintf,
+		"echo":    cmdEcho, "printf": cmdPrintf,
 		// nil: the interpreter's own, when run by path (/bin/true) or
 		// through env or busybox.
 		"test": nil, "[": nil, "true": nil, "false": nil, "pwd": nil, "kill": nil,
