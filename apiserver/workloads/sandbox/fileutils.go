@@ -53,6 +53,24 @@ func (l *limitedBuilder) Write(p []byte) (int, error) {
 	return l.b.Write(p)
 }
 
+// describe words an operand's failure as busybox does ("can't remove
+// 'x': No such file or directory"); nil stays nil.
+func describe(err error, format, name string) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf(format, name, errText(err))
+}
+
+// readInput reads a file operand ("-": standard input) whole.
+func (c *command) readInput(name string) ([]byte, error) {
+	in, err := c.input(name)
+	if err != nil {
+		return nil, err
+	}
+	return readAll(c.ctx, in)
+}
+
 func cmdSleep(c *command, args []string) int {
 	if len(args) == 0 {
 		c.errorf("missing operand")
@@ -147,10 +165,7 @@ func cmdTouch(c *command, args []string) int {
 		return 1
 	}
 	return c.forEach(files, func(name string) error {
-		if err := c.proc.fs.Touch(c.abs(name), !hasFlag(opts, 'c')); err != nil {
-			return fmt.Errorf("%s: %s", name, errText(err))
-		}
-		return nil
+		return describe(c.proc.fs.Touch(c.abs(name), !hasFlag(opts, 'c')), "%s: %s", name)
 	})
 }
 
@@ -160,10 +175,7 @@ func cmdMkdir(c *command, args []string) int {
 		return 1
 	}
 	return c.forEach(dirs, func(name string) error {
-		if err := c.proc.fs.Mkdir(c.abs(name), hasFlag(opts, 'p')); err != nil {
-			return fmt.Errorf("can't create directory '%s': %s", name, errText(err))
-		}
-		return nil
+		return describe(c.proc.fs.Mkdir(c.abs(name), hasFlag(opts, 'p')), "can't create directory '%s': %s", name)
 	})
 }
 
@@ -188,10 +200,7 @@ func cmdRm(c *command, args []string) int {
 		case err == nil:
 			err = c.proc.fs.Remove(full, recursive)
 		}
-		if err != nil {
-			return fmt.Errorf("can't remove '%s': %s", name, errText(err))
-		}
-		return nil
+		return describe(err, "can't remove '%s': %s", name)
 	})
 }
 
@@ -208,10 +217,7 @@ func cmdRmdir(c *command, args []string) int {
 		if err == nil {
 			err = c.proc.fs.Remove(c.abs(name), false)
 		}
-		if err != nil {
-			return fmt.Errorf("'%s': %s", name, errText(err))
-		}
-		return nil
+		return describe(err, "'%s': %s", name)
 	})
 }
 

@@ -170,6 +170,13 @@ func cmdHostname(c *command, args []string) int {
 	return 0
 }
 
+// strftimeLayouts are the date(1) conversions that are a Go layout.
+var strftimeLayouts = map[byte]string{
+	'y': "06", 'm': "01", 'd': "02", 'e': "_2", 'H': "15", 'I': "03", 'M': "04", 'S': "05",
+	'p': "PM", 'a': "Mon", 'A': "Monday", 'b': "Jan", 'h': "Jan", 'B': "January",
+	'Z': "MST", 'z': "-0700", 'F': "2006-01-02", 'T': "15:04:05", 'D': "01/02/06", 'R': "15:04",
+}
+
 // strftime formats t with the conversions date(1) scripts use.
 func strftime(t time.Time, format string) string {
 	var b strings.Builder
@@ -179,53 +186,19 @@ func strftime(t time.Time, format string) string {
 			continue
 		}
 		i++
+		if layout, ok := strftimeLayouts[format[i]]; ok {
+			b.WriteString(t.Format(layout))
+			continue
+		}
 		switch format[i] {
 		case 'Y':
 			b.WriteString(strconv.Itoa(t.Year()))
-		case 'y':
-			b.WriteString(t.Format("06"))
-		case 'm':
-			b.WriteString(t.Format("01"))
-		case 'd':
-			b.WriteString(t.Format("02"))
-		case 'e':
-			b.WriteString(t.Format("_2"))
-		case 'H':
-			b.WriteString(t.Format("15"))
-		case 'I':
-			b.WriteString(t.Format("03"))
-		case 'M':
-			b.WriteString(t.Format("04"))
-		case 'S':
-			b.WriteString(t.Format("05"))
 		case 'N':
 			fmt.Fprintf(&b, "%09d", t.Nanosecond())
 		case 's':
 			b.WriteString(strconv.FormatInt(t.Unix(), 10))
-		case 'p':
-			b.WriteString(t.Format("PM"))
-		case 'a':
-			b.WriteString(t.Format("Mon"))
-		case 'A':
-			b.WriteString(t.Format("Monday"))
-		case 'b', 'h':
-			b.WriteString(t.Format("Jan"))
-		case 'B':
-			b.WriteString(t.Format("January"))
 		case 'j':
 			fmt.Fprintf(&b, "%03d", t.YearDay())
-		case 'Z':
-			b.WriteString(t.Format("MST"))
-		case 'z':
-			b.WriteString(t.Format("-0700"))
-		case 'F':
-			b.WriteString(t.Format("2006-01-02"))
-		case 'T':
-			b.WriteString(t.Format("15:04:05"))
-		case 'D':
-			b.WriteString(t.Format("01/02/06"))
-		case 'R':
-			b.WriteString(t.Format("15:04"))
 		case 'n':
 			b.WriteByte('\n')
 		case 't':
@@ -309,11 +282,7 @@ func cmdWc(c *command, args []string) int {
 		fmt.Fprintln(c.stdout, strings.Join(cols, " "))
 	}
 	for _, name := range files {
-		in, err := c.input(name)
-		var data []byte
-		if err == nil {
-			data, err = readAll(c.ctx, in)
-		}
+		data, err := c.readInput(name)
 		if err != nil {
 			c.errorf("%s: %s", name, errText(err))
 			code = 1
@@ -747,11 +716,7 @@ func cmdBase64(c *command, args []string) int {
 	if len(files) > 0 {
 		name = files[0]
 	}
-	in, err := c.input(name)
-	var data []byte
-	if err == nil {
-		data, err = readAll(c.ctx, in)
-	}
+	data, err := c.readInput(name)
 	if err != nil {
 		c.errorf("%s: %s", name, errText(err))
 		return 1

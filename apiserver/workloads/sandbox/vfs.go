@@ -220,13 +220,19 @@ func infoOf(name string, n *node) fileInfo {
 	return fileInfo{name: name, size: int64(len(n.data)), mode: n.mode, modTime: n.modTime}
 }
 
-func (t *Tree) stat(rel string) (fileInfo, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+// existing finds the node at rel, which must exist. t.mu is held.
+func (t *Tree) existing(rel string) (*node, error) {
 	_, _, n, err := t.walk(rel)
 	if err == nil && n == nil {
 		err = syscall.ENOENT
 	}
+	return n, err
+}
+
+func (t *Tree) stat(rel string) (fileInfo, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n, err := t.existing(rel)
 	if err != nil {
 		return fileInfo{}, err
 	}
@@ -237,10 +243,7 @@ func (t *Tree) stat(rel string) (fileInfo, error) {
 func (t *Tree) readDir(rel string) ([]fs.DirEntry, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, _, n, err := t.walk(rel)
-	if err == nil && n == nil {
-		err = syscall.ENOENT
-	}
+	n, err := t.existing(rel)
 	if err != nil {
 		return nil, err
 	}
@@ -539,14 +542,7 @@ func (f *FS) WriteFile(p string, data []byte, perm fs.FileMode) error {
 
 // Mkdir makes a directory (and its parents with parents set).
 func (f *FS) Mkdir(p string, parents bool) error {
-	t, rel, ro := f.resolve(p)
-	if ro {
-		return pathErr("mkdir", p, syscall.EROFS)
-	}
-	if err := t.mkdir(rel, parents); err != nil {
-		return pathErr("mkdir", p, err)
-	}
-	return nil
+	return f.write("mkdir", p, func(t *Tree, rel string) error { return t.mkdir(rel, parents) })
 }
 
 // Remove removes a file or directory (with its contents if recursive).
@@ -557,12 +553,18 @@ func (f *FS) Remove(p string, recursive bool) error {
 			return pathErr("remove", p, syscall.EBUSY)
 		}
 	}
+	return f.write("remove", p, func(t *Tree, rel string) error { return t.remove(rel, recursive) })
+}
+
+// write runs a change of the tree holding p, unless it is mounted
+// read-only.
+func (f *FS) write(op, p string, change func(t *Tree, rel string) error) error {
 	t, rel, ro := f.resolve(p)
 	if ro {
-		return pathErr("remove", p, syscall.EROFS)
+		return pathErr(op, p, syscall.EROFS)
 	}
-	if err := t.remove(rel, recursive); err != nil {
-		return pathErr("remove", p, err)
+	if err := change(t, rel); err != nil {
+		return pathErr(op, p, err)
 	}
 	return nil
 }
@@ -587,11 +589,9 @@ func (f *FS) change(op, p string, edit func(t *Tree, n *node)) error {
 	t, rel, ro := f.resolve(p)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, _, n, err := t.walk(rel)
+	n, err := t.existing(rel)
 	switch {
 	case err != nil:
-	case n == nil:
-		err = syscall.ENOENT
 	case ro && n.dev == notDevice:
 		err = syscall.EROFS
 	default:
