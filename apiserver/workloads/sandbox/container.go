@@ -108,6 +108,8 @@ type Container struct {
 	trapPending string
 	killed      bool
 	finished    bool
+	// background cancels the steps that left background jobs running.
+	background []context.CancelFunc
 	// resetStatus makes $? 0 after a parked sleep, as the sleep succeeded.
 	resetStatus bool
 	result      Result
@@ -266,10 +268,15 @@ func (c *Container) loop() {
 
 		err := c.runner.Run(ctx, &syntax.File{Name: c.program.Name, Stmts: []*syntax.Stmt{stmt}})
 		interrupted := ctx.Err() != nil
-		cancel()
 
 		c.mu.Lock()
 		c.stepCancel = nil
+		if startsBackground(stmt) {
+			// Its background jobs live on until the container ends.
+			c.background = append(c.background, cancel)
+		} else {
+			cancel()
+		}
 		switch {
 		case interrupted:
 			// Killed (the loop ends above) or a trapped signal (its trap
@@ -421,6 +428,10 @@ func (c *Container) finish(code int) {
 	c.finished = true
 	if c.timer != nil {
 		c.timer.Stop()
+	}
+	// When PID 1 ends, the kernel kills the rest of the container.
+	for _, cancel := range c.background {
+		cancel()
 	}
 	c.log.Flush()
 	reason := "Completed"

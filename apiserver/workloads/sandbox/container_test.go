@@ -76,6 +76,20 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
+func TestBackgroundJobs(t *testing.T) {
+	for src, want := range map[string]string{
+		"(sleep 2; echo bg) & echo fg; wait; echo done":               "fg\nbg\ndone\n",
+		"(sleep 2; echo bg) & echo fg; sleep 30; echo done":           "fg\nbg\ndone\n",
+		"(sleep 2; echo never) & echo fg":                             "fg\n",
+		"while true; do sleep 1; echo tick; done & sleep 1.5; exit 0": "tick\n",
+	} {
+		code, out := script(t, src)
+		if code != 0 || out != want {
+			t.Errorf("%q: code %d log %q, want %q", src, code, out, want)
+		}
+	}
+}
+
 func TestNotInterpretable(t *testing.T) {
 	pod, _ := newTestPod(t)
 	for _, argv := range [][]string{nil, {"nginx", "-g", "daemon off;"}, {"/pause"}, {"/usr/sbin/nginx"}, {"python3", "-c", "print(1)"}, {"busybox", "nope"}} {

@@ -43,6 +43,8 @@ func drive(t *testing.T, clk *clocktesting.FakeClock, c *Container, maxFake time
 			}
 			clk.Step(step)
 			moved += step
+			// Let what the step woke run before time moves on.
+			time.Sleep(time.Millisecond)
 			continue
 		}
 		time.Sleep(time.Millisecond)

@@ -207,3 +207,16 @@ func loopCondition(w *syntax.WhileClause) *syntax.Stmt {
 		Else: &syntax.IfClause{Then: mark(w.Until)},
 	}}
 }
+
+// startsBackground tells whether a statement starts jobs (cmd &) that may
+// outlive it.
+func startsBackground(stmt *syntax.Stmt) bool {
+	found := false
+	syntax.Walk(stmt, func(n syntax.Node) bool {
+		if s, ok := n.(*syntax.Stmt); ok && (s.Background || s.Coprocess) {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
