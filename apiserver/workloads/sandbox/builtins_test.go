@@ -67,6 +67,7 @@ func TestBuiltins(t *testing.T) {
 		{name: "source", script: "echo 'X=sourced' > /lib.sh; . /lib.sh; echo $X", stdout: "sourced\n"},
 		{name: "interpreter builtins by path", script: "/usr/bin/[ 1 -eq 1 ] && /bin/test x = y; echo $?; busybox false; echo $?; env true && echo t", stdout: "1\n1\nt\n"},
 		{name: "a sourced exit", script: "echo 'exit 4' > /l.sh; . /l.sh; echo no", code: 4},
+		{name: "process IDs", script: `echo "$$ $PPID ${$}"; sh -c 'echo $$ $PPID'; env -i sh -c 'echo "[$HOME]"'`, stdout: "7 0 7\n8 7\n[]\n"},
 		{name: "uname", script: "uname; uname -n", stdout: "Linux\nweb-0\n"},
 		{name: "printenv", script: "export A=1; printenv A; printenv NOPE", code: 1, stdout: "1\n"},
 		{name: "not found", script: "nginx -g 'daemon off;'", code: 127, stderr: "sh: nginx: not found\n"},

@@ -149,7 +149,7 @@ func (p *Pod) Start(cfg ContainerConfig) (*Container, error) {
 	}
 	c := &Container{
 		pod: p, cfg: cfg, log: cfg.Log,
-		proc:    newProcess(p, cfg.FS),
+		proc:    newProcess(p, cfg.FS, 1, 0),
 		started: p.cfg.Clock.Now(),
 		done:    make(chan struct{}),
 		env:     map[string]string{},

@@ -49,7 +49,7 @@ func (p *Pod) Exec(ctx context.Context, cfg ExecConfig) (int, error) {
 			stdin = &ttyInput{r: stdin, echo: stdout}
 		}
 	}
-	proc := newProcess(p, cfg.FS)
+	proc := newProcess(p, cfg.FS, p.newPID(), 0)
 	env := runtimeDefaults(cfg.Env, p.cfg.Hostname)
 	argv := cfg.Argv
 	if path.Base(argv[0]) == "busybox" {

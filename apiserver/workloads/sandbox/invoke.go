@@ -114,7 +114,7 @@ func cmdShell(c *command, args []string) int {
 	if inv == nil {
 		return code
 	}
-	child := newProcess(c.proc.pod, c.proc.fs)
+	child := c.proc.child()
 	sio := shellIO{c.stdin, c.stdout, c.stderr}
 	program := inv.program
 	if program == nil {

@@ -38,6 +38,16 @@ type Pod struct {
 
 	mu        sync.Mutex
 	emptyDirs map[string]*Tree
+	lastPID   int
+}
+
+// newPID numbers a process that is not a container's command (PID 1):
+// exec sessions and the children of shells.
+func (p *Pod) newPID() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lastPID = max(p.lastPID+1, 7)
+	return p.lastPID
 }
 
 // NewPod returns a pod's sandbox world.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -25,6 +26,8 @@ import (
 type process struct {
 	pod *Pod
 	fs  *FS
+	// pid and ppid are $$ and $PPID: the container's command is PID 1.
+	pid, ppid int
 
 	mu    sync.Mutex
 	traps map[string]string // signal (TERM, INT...) → trap command
@@ -41,18 +44,30 @@ func (p *process) takeLoopCondition() bool {
 	return goOn
 }
 
-func newProcess(pod *Pod, fsys *FS) *process {
-	return &process{pod: pod, fs: fsys}
+func newProcess(pod *Pod, fsys *FS, pid, ppid int) *process {
+	return &process{pod: pod, fs: fsys, pid: pid, ppid: ppid}
+}
+
+// child is a new process started by this one (a nested shell, env's
+// command).
+func (p *process) child() *process {
+	return newProcess(p.pod, p.fs, p.pod.newPID(), p.pid)
 }
 
 // errUnsupported is what a program using process substitution gets: it
 // would make a FIFO on the host.
 var errUnsupported = errors.New("not supported in a simulated container")
 
+// The variables that stand for $$ and $PPID.
+const (
+	pidVar  = "DEVPLANE_SHELL_PID"
+	ppidVar = "DEVPLANE_SHELL_PPID"
+)
+
 // sanitize adapts a program to the sandbox before it runs: -O and -G
 // (owned by me) become -e, as root owns every file here, so that the
-// interpreter does not look up the host's users; process substitution is
-// refused.
+// interpreter does not look up the host's users; $$ and $PPID read the
+// process's own IDs; process substitution is refused.
 func sanitize(node syntax.Node) error {
 	var err error
 	syntax.Walk(node, func(n syntax.Node) bool {
@@ -62,6 +77,14 @@ func sanitize(node syntax.Node) error {
 		case *syntax.UnaryTest:
 			if n.Op == syntax.TsUsrOwn || n.Op == syntax.TsGrpOwn {
 				n.Op = syntax.TsExists
+			}
+		case *syntax.ParamExp:
+			// The interpreter's $$ and $PPID are the host's process IDs:
+			// read ours instead.
+			if n.Param != nil && n.Param.Value == "$" {
+				n.Param.Value = pidVar
+			} else if n.Param != nil && n.Param.Value == "PPID" {
+				n.Param.Value = ppidVar
 			}
 		}
 		return err == nil
@@ -95,15 +118,31 @@ func sanitizedSource(src string) (string, error) {
 	return b.String(), nil
 }
 
-// environ is a container's environment as the shell sees it: the exported
-// variables given, and the shell's own UID/EUID/GID of root, so that the
-// interpreter does not read the host's.
-type environ struct{ expand.Environ }
+// environ is a process's environment as the shell sees it: the exported
+// variables given, and unexported ones the interpreter would otherwise
+// take from the host: UID/EUID/GID (root), HOME (empty when unset, as
+// after env -i), and the process IDs behind $$ and $PPID.
+type environ struct {
+	expand.Environ
+	pid, ppid int
+}
 
 func (e environ) Get(name string) expand.Variable {
+	value := func(s string) expand.Variable {
+		return expand.Variable{Set: true, ReadOnly: true, Kind: expand.String, Str: s}
+	}
 	switch name {
 	case "UID", "EUID", "GID":
-		return expand.Variable{Set: true, ReadOnly: true, Kind: expand.String, Str: "0"}
+		return value("0")
+	case pidVar:
+		return value(strconv.Itoa(e.pid))
+	case ppidVar:
+		return value(strconv.Itoa(e.ppid))
+	case "HOME":
+		if vr := e.Environ.Get(name); vr.IsSet() {
+			return vr
+		}
+		return expand.Variable{Set: true, Kind: expand.String}
 	}
 	return e.Environ.Get(name)
 }
@@ -134,7 +173,7 @@ func (p *process) newRunner(env []string, dir string, params []string, sio shell
 		dir = "/"
 	}
 	return interp.New(
-		interp.Env(environ{expand.ListEnviron(env...)}),
+		interp.Env(environ{Environ: expand.ListEnviron(env...), pid: p.pid, ppid: p.ppid}),
 		// interp.Dir would stat the host's directory; ours is virtual.
 		func(r *interp.Runner) error { r.Dir = path.Clean("/" + dir); return nil },
 		interp.StdIO(sio.stdin, sio.stdout, sio.stderr),

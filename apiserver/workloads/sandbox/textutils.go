@@ -124,7 +124,7 @@ assignments:
 
 // spawn runs argv as a child program with its own environment, as env does.
 func (p *process) spawn(c *command, env []string, argv []string) int {
-	child := newProcess(p.pod, p.fs)
+	child := p.child()
 	r, err := child.newRunner(env, c.hc.Dir, nil, shellIO{c.stdin, c.stdout, c.stderr})
 	if err != nil {
 		c.errorf("%v", err)
