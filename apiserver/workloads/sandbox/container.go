@@ -266,7 +266,7 @@ func (c *Container) loop() {
 		c.stepCancel = cancel
 		c.mu.Unlock()
 
-		err := c.runner.Run(ctx, &syntax.File{Name: c.program.Name, Stmts: []*syntax.Stmt{stmt}})
+		err := runSafely(ctx, c.runner, &syntax.File{Name: c.program.Name, Stmts: []*syntax.Stmt{stmt}})
 		interrupted := ctx.Err() != nil
 
 		c.mu.Lock()

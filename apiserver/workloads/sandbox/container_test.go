@@ -314,3 +314,13 @@ func TestIgnoredSigterm(t *testing.T) {
 		t.Errorf("an ignored SIGTERM ended the container: %+v", res)
 	}
 }
+
+// A failure inside the interpreter ends the container, not the process.
+func TestInterpreterPanicIsContained(t *testing.T) {
+	builtins["explode"] = func(*command, []string) int { panic("boom") }
+	defer delete(builtins, "explode")
+	code, _ := script(t, "echo before; explode; echo after")
+	if code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+}

@@ -118,7 +118,7 @@ func prompt(r *interp.Runner) string {
 func (p *process) interactive(ctx context.Context, r *interp.Runner, in io.Reader, stdout, stderr io.Writer, showPrompt bool) int {
 	if showPrompt {
 		// The first prompt needs the shell's state (HOME, PWD) set.
-		_ = r.Run(ctx, noop)
+		_ = runSafely(ctx, r, noop)
 		io.WriteString(stdout, prompt(r))
 	}
 	parser := syntax.NewParser()
@@ -136,7 +136,7 @@ func (p *process) interactive(ctx context.Context, r *interp.Runner, in io.Reade
 				code = 2
 				continue
 			}
-			code = exitCode(r.Run(ctx, stmt))
+			code = exitCode(runSafely(ctx, r, stmt))
 			if r.Exited() || ctx.Err() != nil {
 				return false
 			}

@@ -145,7 +145,7 @@ func cmdShell(c *command, args []string) int {
 // runProgram runs a whole program, then its EXIT trap, and returns the
 // shell's exit status.
 func (p *process) runProgram(ctx context.Context, r *interp.Runner, program *syntax.File) int {
-	code := exitCode(r.Run(ctx, program))
+	code := exitCode(runSafely(ctx, r, program))
 	if ctx.Err() != nil {
 		return code
 	}
@@ -166,7 +166,7 @@ func (p *process) runExitTrap(ctx context.Context, r *interp.Runner, name string
 	if err != nil {
 		return code
 	}
-	err = r.Run(ctx, file)
+	err = runSafely(ctx, r, file)
 	if r.Exited() {
 		return exitCode(err)
 	}
@@ -182,4 +182,15 @@ func exitCode(err error) int {
 		return int(status)
 	}
 	return 1
+}
+
+// runSafely runs a node, turning a panic of the interpreter into an error
+// (status 1): a script must not bring the control plane down.
+func runSafely(ctx context.Context, r *interp.Runner, node syntax.Node) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("interpreter failure: %v", p)
+		}
+	}()
+	return r.Run(ctx, node)
 }
