@@ -284,6 +284,10 @@ func (c *Container) loop() {
 		case c.runner.Exited():
 			c.lastCode = exitCode(err)
 			c.endProgram()
+		case errors.Is(err, errInterpreterFailure):
+			fmt.Fprintf(c.log.Writer(Stderr), "sh: %v\n", err)
+			c.lastCode = exitCode(err)
+			c.endProgram()
 		case kind == stepCond:
 			c.afterCond()
 		case kind != stepTrap || err != nil:

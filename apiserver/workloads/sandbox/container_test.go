@@ -319,8 +319,8 @@ func TestIgnoredSigterm(t *testing.T) {
 func TestInterpreterPanicIsContained(t *testing.T) {
 	builtins["explode"] = func(*command, []string) int { panic("boom") }
 	defer delete(builtins, "explode")
-	code, _ := script(t, "echo before; explode; echo after")
-	if code != 1 {
-		t.Errorf("exit code %d, want 1", code)
+	code, out := script(t, "echo before; explode; echo after")
+	if code != 1 || out != "before\nsh: interpreter failure: boom\n" {
+		t.Errorf("exit code %d, log %q", code, out)
 	}
 }

@@ -184,12 +184,15 @@ func exitCode(err error) int {
 	return 1
 }
 
+// errInterpreterFailure is a panic while interpreting.
+var errInterpreterFailure = errors.New("interpreter failure")
+
 // runSafely runs a node, turning a panic of the interpreter into an error
 // (status 1): a script must not bring the control plane down.
 func runSafely(ctx context.Context, r *interp.Runner, node syntax.Node) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("interpreter failure: %v", p)
+			err = fmt.Errorf("%w: %v", errInterpreterFailure, p)
 		}
 	}()
 	return r.Run(ctx, node)
