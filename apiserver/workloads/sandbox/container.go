@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -101,8 +102,11 @@ type Container struct {
 	frame    *loopFrame
 	lastCode int
 	// running is set while a goroutine interprets; clear while parked.
-	running    bool
-	timer      clock.Timer
+	running bool
+	timer   clock.Timer
+	// parked is the sleep parked on timer, so that a stale timer wakes
+	// nothing.
+	parked     *parking
 	stepCancel context.CancelFunc
 	// trapPending is a signal whose trap is to run next.
 	trapPending string
@@ -388,23 +392,35 @@ func (c *Container) park(idle idleness) {
 		c.endProgram()
 	}
 	if !idle.forever {
-		c.timer = c.pod.cfg.Clock.AfterFunc(idle.wait, c.wake)
+		p := &parking{}
+		c.parked = p
+		c.timer = c.pod.cfg.Clock.AfterFunc(idle.wait, func() { c.wake(p) })
 	}
 }
 
-// wake resumes the program after a parked sleep. It runs as a timer's
-// callback, where a fake clock holds its lock: it must not use the clock.
-func (c *Container) wake() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.killed || c.finished || c.running {
-		return
-	}
-	c.timer = nil
-	c.lastCode = 0
-	c.resetStatus = true
-	c.running = true
-	go c.loop()
+// parking is one parked sleep.
+type parking struct {
+	// over is set when its timer has fired.
+	over atomic.Bool
+}
+
+// wake resumes the program after the parked sleep p. It runs as a timer's
+// callback, where a fake clock holds its lock while our own code may hold
+// c.mu and wait for the clock: it takes no lock itself.
+func (c *Container) wake(p *parking) {
+	p.over.Store(true)
+	go func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.killed || c.finished || c.running || c.parked != p {
+			return
+		}
+		c.timer, c.parked = nil, nil
+		c.lastCode = 0
+		c.resetStatus = true
+		c.running = true
+		go c.loop()
+	}()
 }
 
 // exit ends the program normally: its EXIT trap, then its status.
@@ -498,6 +514,7 @@ func (c *Container) interruptLocked() {
 			c.timer.Stop()
 			c.timer = nil
 		}
+		c.parked = nil
 		c.running = true
 		go c.loop()
 	}
@@ -527,5 +544,5 @@ func (c *Container) Log() *Log { return c.log }
 func (c *Container) Parked() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return !c.finished && !c.running
+	return !c.finished && !c.running && (c.parked == nil || !c.parked.over.Load())
 }

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -213,5 +214,38 @@ func TestUntilLoopParks(t *testing.T) {
 	res := drive(t, clk, c, time.Minute)
 	if res.ExitCode != 0 || res.FinishedAt.Sub(res.StartedAt) != 2*time.Second {
 		t.Errorf("result %+v", res)
+	}
+}
+
+// Timers firing while signals arrive must not deadlock (a fake clock runs
+// its callbacks under its lock).
+func TestTimersAndSignalsTogether(t *testing.T) {
+	pod, clk := newTestPod(t)
+	var containers []*Container
+	for range 20 {
+		c, _ := pod.Start(ContainerConfig{Argv: []string{"sh", "-c", "trap 'echo term' TERM; while true; do sleep 1; done"}})
+		containers = append(containers, c)
+	}
+	stepped := make(chan struct{})
+	go func() {
+		defer close(stepped)
+		for range 50 {
+			clk.Step(time.Second)
+			time.Sleep(100 * time.Microsecond)
+		}
+	}()
+	for range 5 {
+		for _, c := range containers {
+			c.Signal(syscall.SIGTERM)
+		}
+	}
+	<-stepped
+	for _, c := range containers {
+		c.Kill()
+		select {
+		case <-c.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("a container did not end")
+		}
 	}
 }
