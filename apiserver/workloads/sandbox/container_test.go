@@ -90,6 +90,20 @@ func TestBackgroundJobs(t *testing.T) {
 	}
 }
 
+// busybox's default command, sh, reads its script from the container's
+// standard input: none makes it exit 0 at once; stdin: true feeds it.
+func TestShellReadingStdin(t *testing.T) {
+	pod, clk := newTestPod(t)
+	res, out := run(t, pod, clk, ContainerConfig{Argv: []string{"sh"}})
+	if res.ExitCode != 0 || out != "" || res.FinishedAt != res.StartedAt {
+		t.Errorf("sh without stdin: %+v %q", res, out)
+	}
+	res, out = run(t, pod, clk, ContainerConfig{Argv: []string{"/bin/sh"}, Stdin: strings.NewReader("echo fed\nexit 2\n")})
+	if res.ExitCode != 2 || out != "fed\n" {
+		t.Errorf("sh with stdin: %+v %q", res, out)
+	}
+}
+
 func TestNotInterpretable(t *testing.T) {
 	pod, _ := newTestPod(t)
 	for _, argv := range [][]string{nil, {"nginx", "-g", "daemon off;"}, {"/pause"}, {"/usr/sbin/nginx"}, {"python3", "-c", "print(1)"}, {"busybox", "nope"}} {
