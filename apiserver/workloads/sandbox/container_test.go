@@ -338,3 +338,23 @@ func TestInterpreterPanicIsContained(t *testing.T) {
 		t.Errorf("exit code %d, log %q", code, out)
 	}
 }
+
+// tail -f shows what another container appends, once a second.
+func TestTailFollowsAFile(t *testing.T) {
+	pod, clk := newTestPod(t)
+	shared := pod.EmptyDir("logs")
+	writer := pod.NewFS(Mount{Path: "/logs", Tree: shared})
+	if err := writer.WriteFile("/logs/app.log", []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := pod.Start(ContainerConfig{Argv: []string{"tail", "-f", "/logs/app.log"}, FS: pod.NewFS(Mount{Path: "/logs", Tree: shared})})
+	waitForWaiter(t, clk)
+	if _, out, _ := execIn(t, pod, writer, "", "sh", "-c", "echo two >> /logs/app.log"); out != "" {
+		t.Fatal(out)
+	}
+	clk.Step(time.Second)
+	waitUntil(t, "the appended line shows", func() bool {
+		return string(Format(c.Log().Lines(), LogOptions{TailLines: -1})) == "one\ntwo\n"
+	})
+	c.Kill()
+}
