@@ -214,4 +214,3 @@ func (c *Container) wake(p *parking) {
 		go c.loop()
 	}()
 }
-
