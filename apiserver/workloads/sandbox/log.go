@@ -24,9 +24,10 @@ func (s Stream) String() string {
 	return "stdout"
 }
 
-// DefaultLogLimit is how many bytes of output a container's log keeps, as
-// the kubelet's containerLogMaxSize rotates at 10 MiB.
-const DefaultLogLimit = 10 << 20
+// DefaultLogLimit is how many bytes of output a container's log keeps in
+// memory (the oldest lines go first, as after a rotation): a tenth of the
+// kubelet's containerLogMaxSize, as devplane keeps every log in its heap.
+const DefaultLogLimit = 1 << 20
 
 // maxLineLength splits longer lines, as container runtimes write lines of
 // at most 16 KiB and mark the pieces partial.
