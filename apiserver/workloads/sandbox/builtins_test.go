@@ -38,7 +38,7 @@ func TestBuiltins(t *testing.T) {
 		{name: "env", script: "env", stdout: "HOME=/root\nHOSTNAME=web-0\nPATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"},
 		{name: "env only exports", script: "A=1; export B=2; env | grep -e A= -e B=", stdout: "B=2\n"},
 		{name: "env runs a command", script: "env -i X=1 sh -c 'echo $X; env'", stdout: "1\nX=1\n"},
-		{name: "hostname", script: "hostname; cat /etc/hostname", stdout: "web-0\nweb-0\n"},
+		{name: "hostname", script: "hostname; cat /etc/hostname; hostname -i", code: 1, stdout: "web-0\nweb-0\n", stderr: "hostname: web-0: Unknown host\n"},
 		{name: "date", script: "date; date +%Y-%m-%dT%H:%M:%S; date -u +%s", stdout: "Fri Nov 27 09:00:00 UTC 2026\n2026-11-27T09:00:00\n1795770000\n"},
 		{name: "wc", script: "printf 'a b\\nc\\n' > /f; wc -l /f; wc -c < /f; wc -l < /f", stdout: "      2 /f\n6\n2\n"},
 		{name: "grep", script: "printf 'alpha\\nbeta\\ngamma\\n' > /f; grep a /f | head -n 1; grep -v ph /f; grep -c a /f; grep -q beta /f && echo yes", stdout: "alpha\nbeta\ngamma\n3\nyes\n"},

@@ -163,8 +163,24 @@ func cmdPrintenv(c *command, args []string) int {
 
 func cmdHostname(c *command, args []string) int {
 	name := c.proc.pod.cfg.Hostname
-	if slices.Contains(args, "-s") {
+	switch {
+	case slices.Contains(args, "-s"):
 		name, _, _ = strings.Cut(name, ".")
+	case slices.Contains(args, "-i"):
+		// The addresses /etc/hosts gives the hostname, as the kubelet
+		// writes the pod's IPs there.
+		var ips []string
+		for _, line := range strings.Split(string(c.proc.pod.cfg.Hosts), "\n") {
+			fields := strings.Fields(line)
+			if len(fields) > 1 && !strings.HasPrefix(fields[0], "#") && slices.Contains(fields[1:], name) {
+				ips = append(ips, fields[0])
+			}
+		}
+		if len(ips) == 0 {
+			c.errorf("%s: Unknown host", name)
+			return 1
+		}
+		name = strings.Join(ips, " ")
 	}
 	fmt.Fprintln(c.stdout, name)
 	return 0

@@ -97,6 +97,14 @@ func TestFSBasics(t *testing.T) {
 	}
 }
 
+func TestHostsFile(t *testing.T) {
+	pod := NewPod(PodConfig{Hostname: "web-0", Hosts: []byte("# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n10.0.0.5\tweb-0.web.shop.svc.cluster.local\tweb-0\n")})
+	code, out, _ := execIn(t, pod, pod.NewFS(), "", "sh", "-c", "hostname -i; grep -c web-0 /etc/hosts")
+	if code != 0 || out != "10.0.0.5\n1\n" {
+		t.Errorf("code %d out %q", code, out)
+	}
+}
+
 func TestLogBounds(t *testing.T) {
 	pod, clk := newTestPod(t)
 	log := NewLog(clk, 100)
