@@ -190,6 +190,16 @@ cat /etc/config/app.conf`)
 	}
 }
 
+func TestConfigMapUpdate(t *testing.T) {
+	pod, _ := newTestPod(t)
+	config := ReadOnlyFiles(map[string][]byte{"color": []byte("blue")})
+	fsys := pod.NewFS(Mount{Path: "/config", Tree: config, ReadOnly: true})
+	config.SetFiles(map[string][]byte{"color": []byte("red"), "size": []byte("L")})
+	if _, out, _ := execIn(t, pod, fsys, "", "sh", "-c", "cat /config/color /config/size"); out != "redL" {
+		t.Errorf("after the update: %q", out)
+	}
+}
+
 func TestSubPathMount(t *testing.T) {
 	pod, _ := newTestPod(t)
 	vol := pod.EmptyDir("data")

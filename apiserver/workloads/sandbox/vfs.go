@@ -110,6 +110,17 @@ func NewTree(budget *Budget, clk clock.PassiveClock) *Tree {
 // volume presents its items.
 func ReadOnlyFiles(files map[string][]byte) *Tree {
 	t := NewTree(nil, nil)
+	t.readOnly = true
+	t.SetFiles(files)
+	return t
+}
+
+// SetFiles replaces a read-only tree's files, as the kubelet refreshes a
+// mounted configMap or secret that changed.
+func (t *Tree) SetFiles(files map[string][]byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.root = newDir(t.clock.Now())
 	for name, data := range files {
 		rel := cleanRel(name)
 		if rel == "" {
@@ -121,8 +132,6 @@ func ReadOnlyFiles(files map[string][]byte) *Tree {
 		}
 		dir.children[path.Base(rel)] = &node{mode: 0o644, data: slices.Clone(data), modTime: t.clock.Now()}
 	}
-	t.readOnly = true
-	return t
 }
 
 // cleanRel turns any path into a tree-relative one ("" is the tree's root);
