@@ -108,9 +108,9 @@ func init() {
 // binDirs are where an image keeps the programs we offer.
 var binDirs = []string{"/bin", "/usr/bin", "/sbin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin"}
 
-// IsBuiltin reports whether a simulated container can run a program of
+// hasProgram reports whether a simulated container can run a program of
 // that name (a shell, or one of our builtins).
-func IsBuiltin(name string) bool {
+func hasProgram(name string) bool {
 	base := path.Base(name)
 	if name != base && !slices.Contains(binDirs, path.Dir(name)) {
 		return false
@@ -170,7 +170,7 @@ func (p *process) dispatch(c *command, args []string) int {
 		if _, err := p.fs.Stat(full); err == nil {
 			return p.runFile(c, full, args)
 		}
-		if !IsBuiltin(full) {
+		if !hasProgram(full) {
 			fmt.Fprintf(c.stderr, "sh: %s: not found\n", name)
 			return 127
 		}
@@ -263,7 +263,7 @@ func (p *process) cmdType(c *command, args []string) int {
 			fmt.Fprintf(c.stdout, "%s is a shell builtin\n", name)
 		case p.lookPath(c, name) != "":
 			fmt.Fprintf(c.stdout, "%s is %s\n", name, p.lookPath(c, name))
-		case IsBuiltin(name):
+		case hasProgram(name):
 			fmt.Fprintf(c.stdout, "%s is /bin/%s\n", name, path.Base(name))
 		default:
 			fmt.Fprintf(c.stderr, "type: %s: not found\n", name)
@@ -284,9 +284,9 @@ func (p *process) cmdCommandV(c *command, args []string) int {
 			found = name
 		case p.lookPath(c, name) != "":
 			found = p.lookPath(c, name)
-		case IsBuiltin(name) && strings.Contains(name, "/"):
+		case hasProgram(name) && strings.Contains(name, "/"):
 			found = name
-		case IsBuiltin(name):
+		case hasProgram(name):
 			found = "/bin/" + name
 		}
 		switch {

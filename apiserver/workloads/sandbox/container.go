@@ -30,9 +30,9 @@ func Interpretable(argv []string) bool {
 		return false
 	}
 	if path.Base(argv[0]) == "busybox" {
-		return len(argv) > 1 && IsBuiltin(argv[1])
+		return len(argv) > 1 && hasProgram(argv[1])
 	}
-	return IsBuiltin(argv[0])
+	return hasProgram(argv[0])
 }
 
 // Argv is the command a container runs, as the runtime combines the image's

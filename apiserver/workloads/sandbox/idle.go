@@ -96,7 +96,7 @@ func idleStatement(stmt *syntax.Stmt, lookup func(string) string, isFunc func(st
 		if len(args) > 1 && path.Base(args[0]) == "busybox" {
 			args = args[1:]
 		}
-		if len(args) == 0 || isFunc(args[0]) || !IsBuiltin(args[0]) {
+		if len(args) == 0 || isFunc(args[0]) || !hasProgram(args[0]) {
 			return idleness{}, false
 		}
 		switch path.Base(args[0]) {
