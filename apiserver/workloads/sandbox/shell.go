@@ -297,13 +297,15 @@ func (p *process) call(ctx context.Context, args []string) ([]string, error) {
 		}
 	case "test", "[":
 		// Root owns every file here: -O and -G are -e.
-		out := slices.Clone(args)
-		for i, a := range out {
-			if a == "-O" || a == "-G" {
-				out[i] = "-e"
+		if slices.Contains(args, "-O") || slices.Contains(args, "-G") {
+			out := slices.Clone(args)
+			for i, a := range out {
+				if a == "-O" || a == "-G" {
+					out[i] = "-e"
+				}
 			}
+			return out, nil
 		}
-		return out, nil
 	case "alias":
 		for _, a := range args[1:] {
 			if strings.Contains(a, "<(") || strings.Contains(a, ">(") {
