@@ -107,6 +107,7 @@ type Container struct {
 	// nothing.
 	parked     *parking
 	stepCancel context.CancelFunc
+	current    *syntax.Stmt // the step running
 	// trapPending is a signal whose trap is to run next.
 	trapPending string
 	killed      bool
@@ -305,6 +306,14 @@ func (c *Container) Signal(sig syscall.Signal) {
 func (c *Container) interruptLocked() {
 	if c.stepCancel != nil {
 		c.stepCancel()
+		if c.current != nil && callsWait(c.current) {
+			// A shell's wait returns when a trapped signal comes; ours
+			// waits for the jobs, which end here.
+			for _, cancel := range c.background {
+				cancel()
+			}
+			c.background = nil
+		}
 		return
 	}
 	if !c.running {

@@ -315,10 +315,16 @@ func TestSigterm(t *testing.T) {
 		{"trap 'echo stopping; exit 0' TERM; echo up; sleep 3600", false, 0, "up\nstopping\n"},
 		{"trap 'echo term; exit 3' 15; while true; do echo tick; sleep 1; done", false, 3, "tick\nterm\n"},
 		{"trap 'echo term; exit 4' SIGTERM; for i in 1 2; do sleep 10; done", false, 4, "term\n"},
+		// The usual way to wait for a signal.
+		{"trap 'echo bye; exit 0' TERM; sleep infinity & wait", false, 0, "bye\n"},
 	} {
 		pod, clk := newTestPod(t)
 		c, _ := pod.Start(ContainerConfig{Argv: []string{"sh", "-c", tc.script}, SharedProcessNamespace: tc.sharedPID})
-		waitForWaiter(t, clk)
+		waitUntil(t, "the program sleeps or waits", func() bool {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return clk.HasWaiters() || c.current != nil && callsWait(c.current)
+		})
 		c.Signal(syscall.SIGTERM)
 		<-c.Done()
 		res, _ := c.Result()

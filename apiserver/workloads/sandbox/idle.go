@@ -220,3 +220,15 @@ func startsBackground(stmt *syntax.Stmt) bool {
 	})
 	return found
 }
+
+// callsWait tells whether a statement may wait for background jobs.
+func callsWait(stmt *syntax.Stmt) bool {
+	found := false
+	syntax.Walk(stmt, func(n syntax.Node) bool {
+		if call, ok := n.(*syntax.CallExpr); ok && len(call.Args) > 0 && call.Args[0].Lit() == "wait" {
+			found = true
+		}
+		return !found
+	})
+	return found
+}

@@ -59,14 +59,14 @@ func (c *Container) loop() {
 			c.advance()
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		c.stepCancel = cancel
+		c.stepCancel, c.current = cancel, stmt
 		c.mu.Unlock()
 
 		err := runSafely(ctx, c.runner, &syntax.File{Name: c.program.Name, Stmts: []*syntax.Stmt{stmt}})
 		interrupted := ctx.Err() != nil
 
 		c.mu.Lock()
-		c.stepCancel = nil
+		c.stepCancel, c.current = nil, nil
 		if startsBackground(stmt) {
 			// Its background jobs live on until the container ends.
 			c.background = append(c.background, cancel)
