@@ -62,6 +62,34 @@ func describe(err error, format, name string) error {
 	return fmt.Errorf(format, name, errText(err))
 }
 
+// eachInput opens each file operand in turn ("-" or none: standard
+// input) for use; one that does not open is reported as busybox does
+// ("can't open 'x': ..."), and the status is then 1.
+func (c *command) eachInput(files []string, use func(i int, name string, in io.Reader)) int {
+	if len(files) == 0 {
+		files = []string{"-"}
+	}
+	code := 0
+	for i, name := range files {
+		in, err := c.input(name)
+		if err != nil {
+			c.errorf("can't open '%s': %s", name, errText(err))
+			code = 1
+			continue
+		}
+		use(i, name, in)
+	}
+	return code
+}
+
+// header is the "==> name <==" line head and tail print between files.
+func (c *command) header(i int, name string) {
+	if i > 0 {
+		fmt.Fprintln(c.stdout)
+	}
+	fmt.Fprintf(c.stdout, "==> %s <==\n", name)
+}
+
 // readInput reads a file operand ("-": standard input) whole.
 func (c *command) readInput(name string) ([]byte, error) {
 	in, err := c.input(name)
@@ -140,21 +168,15 @@ func cmdCat(c *command, args []string) int {
 	if !ok {
 		return 1
 	}
-	if len(files) == 0 {
-		files = []string{"-"}
-	}
-	code := 0
-	for _, name := range files {
-		in, err := c.input(name)
-		if err != nil {
-			c.errorf("can't open '%s': %s", name, errText(err))
-			code = 1
-			continue
-		}
+	failed := false
+	code := c.eachInput(files, func(_ int, _ string, in io.Reader) {
 		if err := copyInput(c.ctx, c.stdout, in); err != nil {
 			c.errorf("read error: %s", errText(err))
-			code = 1
+			failed = true
 		}
+	})
+	if failed {
+		return 1
 	}
 	return code
 }

@@ -198,25 +198,6 @@ func TestSteppedLoops(t *testing.T) {
 	}
 }
 
-func TestUntilLoopParks(t *testing.T) {
-	pod, clk := newTestPod(t)
-	shared := pod.EmptyDir("tmp")
-	c, _ := pod.Start(ContainerConfig{
-		Argv: []string{"sh", "-c", "until [ -f /tmp/ready ]; do sleep 1; done; echo ready"},
-		FS:   pod.NewFS(Mount{Path: "/tmp", Tree: shared}),
-	})
-	waitParked(t, c)
-	clk.Step(time.Second)
-	waitParked(t, c)
-	if err := pod.NewFS(Mount{Path: "/tmp", Tree: shared}).Touch("/tmp/ready", true); err != nil {
-		t.Fatal(err)
-	}
-	res := drive(t, clk, c, time.Minute)
-	if res.ExitCode != 0 || res.FinishedAt.Sub(res.StartedAt) != 2*time.Second {
-		t.Errorf("result %+v", res)
-	}
-}
-
 // Timers firing while signals arrive must not deadlock (a fake clock runs
 // its callbacks under its lock).
 func TestTimersAndSignalsTogether(t *testing.T) {

@@ -500,26 +500,13 @@ func cmdHead(c *command, args []string) int {
 		c.errorf("invalid number")
 		return 1
 	}
-	if len(files) == 0 {
-		files = []string{"-"}
-	}
-	code := 0
-	for i, name := range files {
-		in, err := c.input(name)
-		if err != nil {
-			c.errorf("can't open '%s': %s", name, errText(err))
-			code = 1
-			continue
-		}
+	return c.eachInput(files, func(i int, name string, in io.Reader) {
 		if len(files) > 1 && !hasFlag(opts, 'q') || hasFlag(opts, 'v') {
-			if i > 0 {
-				fmt.Fprintln(c.stdout)
-			}
-			fmt.Fprintf(c.stdout, "==> %s <==\n", name)
+			c.header(i, name)
 		}
 		if chars >= 0 {
 			_ = copyInput(c.ctx, c.stdout, io.LimitReader(in, int64(chars)))
-			continue
+			return
 		}
 		reader := bufio.NewReader(in)
 		for n := 0; n < lines && c.ctx.Err() == nil; n++ {
@@ -529,8 +516,7 @@ func cmdHead(c *command, args []string) int {
 				break
 			}
 		}
-	}
-	return code
+	})
 }
 
 func cmdTail(c *command, args []string) int {
@@ -550,20 +536,10 @@ func cmdTail(c *command, args []string) int {
 	if len(files) == 0 {
 		files, follow = []string{"-"}, false // a pipe is not followed
 	}
-	code := 0
 	var last io.Reader
-	for i, name := range files {
-		in, err := c.input(name)
-		if err != nil {
-			c.errorf("can't open '%s': %s", name, errText(err))
-			code = 1
-			continue
-		}
+	code := c.eachInput(files, func(i int, name string, in io.Reader) {
 		if len(files) > 1 {
-			if i > 0 {
-				fmt.Fprintln(c.stdout)
-			}
-			fmt.Fprintf(c.stdout, "==> %s <==\n", name)
+			c.header(i, name)
 		}
 		data, _ := readAll(c.ctx, in)
 		switch {
@@ -580,7 +556,7 @@ func cmdTail(c *command, args []string) int {
 			c.stdout.Write(bytes.Join(parts[max(0, len(parts)-lines):], nil))
 		}
 		last = in
-	}
+	})
 	if follow && last != nil {
 		// Follow the last file: what is appended shows up once a second.
 		for c.ctx.Err() == nil {
