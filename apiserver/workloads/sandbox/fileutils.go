@@ -382,29 +382,13 @@ func (c *command) targets(operands []string) ([][2]string, error) {
 	return pairs, nil
 }
 
-func cmdCp(c *command, args []string) int {
-	opts, operands, ok := c.options(args, "rRapfidvLPnH", 0)
-	if !ok {
-		return 1
-	}
-	pairs, err := c.targets(operands)
-	if err != nil {
-		c.errorf("%v", err)
-		return 1
-	}
-	recursive := hasFlag(opts, 'r') || hasFlag(opts, 'R') || hasFlag(opts, 'a')
-	code := 0
-	for _, pair := range pairs {
-		if err := c.copyPath(pair[0], pair[1], recursive); err != nil {
-			c.errorf("%s", errText(err))
-			code = 1
-		}
-	}
-	return code
-}
+func cmdCp(c *command, args []string) int { return c.transfer(args, "rRapfidvLPnH", false) }
 
-func cmdMv(c *command, args []string) int {
-	_, operands, ok := c.options(args, "finvT", 0)
+func cmdMv(c *command, args []string) int { return c.transfer(args, "finvT", true) }
+
+// transfer copies (cp) or moves (mv) its sources to its last operand.
+func (c *command) transfer(args []string, spec string, move bool) int {
+	opts, operands, ok := c.options(args, spec, 0)
 	if !ok {
 		return 1
 	}
@@ -413,17 +397,22 @@ func cmdMv(c *command, args []string) int {
 		c.errorf("%v", err)
 		return 1
 	}
+	recursive := move || hasFlag(opts, 'r') || hasFlag(opts, 'R') || hasFlag(opts, 'a')
 	code := 0
 	for _, pair := range pairs {
-		if pair[0] == pair[1] {
+		if move && pair[0] == pair[1] {
 			continue
 		}
-		err := c.copyPath(pair[0], pair[1], true)
-		if err == nil {
+		err := c.copyPath(pair[0], pair[1], recursive)
+		if err == nil && move {
 			err = c.proc.fs.Remove(pair[0], true)
 		}
-		if err != nil {
+		switch {
+		case err != nil && move:
 			c.errorf("can't rename '%s': %s", pair[0], errText(err))
+			code = 1
+		case err != nil:
+			c.errorf("%s", errText(err))
 			code = 1
 		}
 	}
