@@ -68,6 +68,8 @@ func TestBuiltins(t *testing.T) {
 		{name: "interpreter builtins by path", script: "/usr/bin/[ 1 -eq 1 ] && /bin/test x = y; echo $?; busybox false; echo $?; env true && echo t", stdout: "1\n1\nt\n"},
 		{name: "a sourced exit", script: "echo 'exit 4' > /l.sh; . /l.sh; echo no", code: 4},
 		{name: "process IDs", script: `echo "$$ $PPID ${$}"; sh -c 'echo $$ $PPID'; env -i sh -c 'echo "[$HOME]"'`, stdout: "7 0 7\n8 7\n[]\n"},
+		{name: "devices", script: "head -c 5 /dev/zero | wc -c; head -c 12 /dev/urandom | base64 | wc -c; wc -w < /etc/group", stdout: "5\n17\n2\n"},
+		{name: "endless input", script: "base64 /dev/zero", code: 1, stderr: "base64: /dev/zero: input too large\n"},
 		{name: "uname", script: "uname; uname -n", stdout: "Linux\nweb-0\n"},
 		{name: "printenv", script: "export A=1; printenv A; printenv NOPE", code: 1, stdout: "1\n"},
 		{name: "not found", script: "nginx -g 'daemon off;'", code: 127, stderr: "sh: nginx: not found\n"},

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -33,12 +34,18 @@ func copyInput(ctx context.Context, w io.Writer, r io.Reader) error {
 	return ctx.Err()
 }
 
-// readAll reads an input whole, bounded by what a pod may hold anyway.
+// maxWholeInput bounds what the builtins that need an input whole (tail,
+// base64, a script on stdin) read, so that /dev/zero cannot fill the heap.
+const maxWholeInput = 8 << 20
+
+// readAll reads an input whole, up to maxWholeInput.
 func readAll(ctx context.Context, r io.Reader) ([]byte, error) {
 	var b strings.Builder
-	err := copyInput(ctx, &limitedBuilder{b: &b, left: DefaultDiskLimit}, r)
+	err := copyInput(ctx, &limitedBuilder{b: &b, left: maxWholeInput}, r)
 	return []byte(b.String()), err
 }
+
+var errInputTooLarge = errors.New("input too large")
 
 type limitedBuilder struct {
 	b    *strings.Builder
@@ -47,7 +54,7 @@ type limitedBuilder struct {
 
 func (l *limitedBuilder) Write(p []byte) (int, error) {
 	if len(p) > l.left {
-		return 0, fmt.Errorf("input too large")
+		return 0, errInputTooLarge
 	}
 	l.left -= len(p)
 	return l.b.Write(p)

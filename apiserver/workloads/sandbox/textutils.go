@@ -298,13 +298,16 @@ func cmdWc(c *command, args []string) int {
 		fmt.Fprintln(c.stdout, strings.Join(cols, " "))
 	}
 	for _, name := range files {
-		data, err := c.readInput(name)
+		var counts [3]int
+		in, err := c.input(name)
+		if err == nil {
+			counts, err = c.count(in)
+		}
 		if err != nil {
 			c.errorf("%s: %s", name, errText(err))
 			code = 1
 			continue
 		}
-		counts := [3]int{bytes.Count(data, []byte("\n")), len(bytes.Fields(data)), len(data)}
 		for i := range total {
 			total[i] += counts[i]
 		}
@@ -314,6 +317,33 @@ func cmdWc(c *command, args []string) int {
 		print(total, "total")
 	}
 	return code
+}
+
+// count reads an input through, counting its lines, words and bytes.
+func (c *command) count(in io.Reader) (counts [3]int, err error) {
+	buf := make([]byte, 32<<10)
+	inWord := false
+	for c.ctx.Err() == nil {
+		n, err := in.Read(buf)
+		for _, b := range buf[:n] {
+			if b == '\n' {
+				counts[0]++
+			}
+			space := b == ' ' || b == '\n' || b == '\t' || b == '\r' || b == '\v' || b == '\f'
+			if !space && !inWord {
+				counts[1]++
+			}
+			inWord = !space
+		}
+		counts[2] += n
+		if err == io.EOF {
+			return counts, nil
+		}
+		if err != nil {
+			return counts, err
+		}
+	}
+	return counts, c.ctx.Err()
 }
 
 // breToRE2 turns a POSIX basic regular expression into Go's syntax: in a
