@@ -77,17 +77,31 @@ func TestExitCodes(t *testing.T) {
 }
 
 func TestBackgroundJobs(t *testing.T) {
+	logOf := func(c *Container) string { return string(Format(c.Log().Lines(), LogOptions{TailLines: -1})) }
 	for src, want := range map[string]string{
-		"(sleep 2; echo bg) & echo fg; wait; echo done":               "fg\nbg\ndone\n",
-		"(sleep 2; echo bg) & echo fg; sleep 30; echo done":           "fg\nbg\ndone\n",
-		"(sleep 2; echo never) & echo fg":                             "fg\n",
-		"while true; do sleep 1; echo tick; done & sleep 1.5; exit 0": "tick\n",
+		"(sleep 2; echo bg) & echo fg; wait; echo done": "fg\nbg\ndone\n",
+		"(sleep 2; echo never) & echo fg":               "fg\n",
+		"echo $$ $PPID":                                 "1 0\n",
 	} {
 		code, out := script(t, src)
 		if code != 0 || out != want {
 			t.Errorf("%q: code %d log %q, want %q", src, code, out, want)
 		}
 	}
+	// A background job goes on while the program sleeps, and ends with it.
+	pod, clk := newTestPod(t)
+	c, _ := pod.Start(ContainerConfig{Argv: []string{"sh", "-c", "while true; do sleep 1; echo tick; done & sleep 1.5; echo main done"}})
+	waitParked(t, c)
+	waitUntil(t, "the job sleeps too", func() bool { return clk.Waiters() == 2 })
+	clk.Step(time.Second)
+	waitUntil(t, "the job ticks", func() bool { return logOf(c) == "tick\n" })
+	waitUntil(t, "the job sleeps again", func() bool { return clk.Waiters() == 2 })
+	clk.Step(500 * time.Millisecond)
+	<-c.Done()
+	if out := logOf(c); out != "tick\nmain done\n" {
+		t.Errorf("log %q", out)
+	}
+	waitUntil(t, "the background job ends with the container", func() bool { return clk.Waiters() == 0 })
 }
 
 // busybox's default command, sh, reads its script from the container's
