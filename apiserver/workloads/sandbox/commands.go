@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -55,7 +54,7 @@ func (c *command) stdinOrEmpty() io.Reader {
 func (p *process) openRead(hc interp.HandlerContext, name string) (io.Reader, error) {
 	switch name {
 	case "/dev/stdin", "/proc/self/fd/0":
-		return nopCloser{r: hc.Stdin}, nil
+		return nopCloser{r: stdinOf(hc)}, nil
 	}
 	f, err := p.fs.OpenFile(absPath(hc.Dir, name), 0, 0)
 	if err != nil {
@@ -123,10 +122,7 @@ func hasProgram(name string) bool {
 // one of ours, or a script in the virtual filesystem.
 func (p *process) exec(ctx context.Context, args []string) error {
 	hc := interp.HandlerCtx(ctx)
-	c := &command{ctx: ctx, proc: p, hc: hc, name: path.Base(args[0]), stdin: hc.Stdin, stdout: hc.Stdout, stderr: hc.Stderr}
-	if hc.Stdin == nil || isNilFile(hc.Stdin) {
-		c.stdin = nil
-	}
+	c := &command{ctx: ctx, proc: p, hc: hc, name: path.Base(args[0]), stdin: stdinOf(hc), stdout: hc.Stdout, stderr: hc.Stderr}
 	code := p.dispatch(c, args)
 	if err := ctx.Err(); err != nil {
 		return err // killed: the shell stops here
@@ -342,11 +338,6 @@ func (p *process) lookPathAny(c *command, name string) string {
 		}
 	}
 	return ""
-}
-
-func isNilFile(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	return ok && f == nil
 }
 
 // option is one parsed command-line flag.

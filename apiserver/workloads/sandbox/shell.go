@@ -160,7 +160,7 @@ func exported(env expand.Environ) []string {
 	return list
 }
 
-// runnerOptions are the options every shell of a process starts with.
+// shellIO is a shell's standard streams.
 type shellIO struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -207,9 +207,18 @@ func (p *process) open(ctx context.Context, name string, flag int, perm os.FileM
 	case "/dev/stderr", "/proc/self/fd/2":
 		return nopCloser{w: hc.Stderr}, nil
 	case "/dev/stdin", "/proc/self/fd/0":
-		return nopCloser{r: hc.Stdin}, nil
+		return nopCloser{r: stdinOf(hc)}, nil
 	}
 	return p.fs.OpenFile(absPath(hc.Dir, name), flag, perm)
+}
+
+// stdinOf is a handler's standard input, nil when there is none (the
+// interpreter hands a nil *os.File then).
+func stdinOf(hc interp.HandlerContext) io.Reader {
+	if f, ok := hc.Stdin.(*os.File); ok && f == nil {
+		return nil
+	}
+	return hc.Stdin
 }
 
 // access answers -r/-w/-x and cd: root may read and write everything but
