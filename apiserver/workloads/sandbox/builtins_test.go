@@ -64,6 +64,7 @@ func TestBuiltins(t *testing.T) {
 		{name: "redirect to stderr", script: "echo err >&2; echo err2 > /dev/stderr", stderr: "err\nerr2\n"},
 		{name: "/dev/null", script: "echo x > /dev/null; cat /dev/null; echo ok", stdout: "ok\n"},
 		{name: "type and command -v", script: "type echo; type sleep; command -v sleep; command -v nginx || echo none", stdout: "echo is a shell builtin\nsleep is /bin/sleep\n/bin/sleep\nnone\n"},
+		{name: "which", script: "which sh sleep; which nginx; echo $?; printf 'echo mine\\n' > /usr/local/bin/tool; chmod +x /usr/local/bin/tool; which tool; tool", stdout: "/bin/sh\n/bin/sleep\n1\n/usr/local/bin/tool\nmine\n"},
 		{name: "source", script: "echo 'X=sourced' > /lib.sh; . /lib.sh; echo $X", stdout: "sourced\n"},
 		{name: "interpreter builtins by path", script: "/usr/bin/[ 1 -eq 1 ] && /bin/test x = y; echo $?; busybox false; echo $?; env true && echo t", stdout: "1\n1\nt\n"},
 		{name: "a sourced exit", script: "echo 'exit 4' > /l.sh; . /l.sh; echo no", code: 4},

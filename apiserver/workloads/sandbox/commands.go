@@ -94,8 +94,9 @@ func init() {
 		"head": cmdHead, "tail": cmdTail, "cp": cmdCp, "mv": cmdMv, "tee": cmdTee,
 		"seq": cmdSeq, "id": cmdID, "whoami": cmdWhoami, "basename": cmdBasename,
 		"dirname": cmdDirname, "base64": cmdBase64, "uname": cmdUname, "chmod": cmdChmod,
-		"sync": func(*command, []string) int { return 0 },
-		"sh":   cmdShell, "bash": cmdShell, "ash": cmdShell, "dash": cmdShell,
+		"which": cmdWhich,
+		"sync":  func(*command, []string) int { return 0 },
+		"sh":    cmdShell, "bash": cmdShell, "ash": cmdShell, "dash": cmdShell,
 		"busybox": cmdBusybox,
 		"echo":    cmdEcho, "printf": cmdPrintf,
 		// nil: the interpreter's own, when run by path (/bin/true) or
@@ -254,17 +255,43 @@ func (p *process) cmdType(c *command, args []string) int {
 		if strings.HasPrefix(name, "-") {
 			continue
 		}
-		switch {
+		switch found := p.programPath(c, name); {
 		case interp.IsBuiltin(name):
 			fmt.Fprintf(c.stdout, "%s is a shell builtin\n", name)
-		case p.lookPath(c, name) != "":
-			fmt.Fprintf(c.stdout, "%s is %s\n", name, p.lookPath(c, name))
-		case hasProgram(name):
-			fmt.Fprintf(c.stdout, "%s is /bin/%s\n", name, path.Base(name))
+		case found != "":
+			fmt.Fprintf(c.stdout, "%s is %s\n", name, found)
 		default:
 			fmt.Fprintf(c.stderr, "type: %s: not found\n", name)
 			code = 1
 		}
+	}
+	return code
+}
+
+// programPath is where a program is found: an executable file of $PATH,
+// or one of ours, which an image keeps in /bin ("" when there is none).
+func (p *process) programPath(c *command, name string) string {
+	switch {
+	case !strings.Contains(name, "/") && p.lookPath(c, name) != "":
+		return p.lookPath(c, name)
+	case hasProgram(name) && strings.Contains(name, "/"):
+		return name
+	case hasProgram(name):
+		return "/bin/" + name
+	}
+	return ""
+}
+
+// cmdWhich is `which`: the path of each program (not of shell builtins).
+func cmdWhich(c *command, args []string) int {
+	code := 0
+	for _, name := range args {
+		found := c.proc.programPath(c, name)
+		if found == "" {
+			code = 1
+			continue
+		}
+		fmt.Fprintln(c.stdout, found)
 	}
 	return code
 }
@@ -274,16 +301,9 @@ func (p *process) cmdCommandV(c *command, args []string) int {
 	verbose := args[0] == "-V"
 	code := 0
 	for _, name := range args[1:] {
-		found := ""
-		switch {
-		case interp.IsBuiltin(name):
+		found := p.programPath(c, name)
+		if interp.IsBuiltin(name) {
 			found = name
-		case p.lookPath(c, name) != "":
-			found = p.lookPath(c, name)
-		case hasProgram(name) && strings.Contains(name, "/"):
-			found = name
-		case hasProgram(name):
-			found = "/bin/" + name
 		}
 		switch {
 		case found == "":
