@@ -90,18 +90,19 @@ func TestExecInteractiveShell(t *testing.T) {
 		}
 	}
 	expect("/ # ")
-	io.WriteString(stdinW, "cd /tmp\r")
-	expect("cd /tmp\r\n/tmp # ")
-	io.WriteString(stdinW, "echo hello > f; cat f\r")
-	expect("echo hello > f; cat f\r\nhello\r\n/tmp # ")
-	io.WriteString(stdinW, "if true\r")
-	expect("if true\r\n> ")
-	io.WriteString(stdinW, "then echo yes; fi\r")
-	expect("then echo yes; fi\r\nyes\r\n/tmp # ")
-	io.WriteString(stdinW, "nosuch\r")
-	expect("nosuch\r\nsh: nosuch: not found\r\n/tmp # ")
-	io.WriteString(stdinW, "exit 2\r")
-	expect("exit 2\r\n")
+	// What is typed (Enter sends CR), and what the terminal shows after:
+	// the echo, the output, the next prompt.
+	for _, step := range [][2]string{
+		{"cd /tmp\r", "cd /tmp\r\n/tmp # "},
+		{"echo hello > f; cat f\r", "echo hello > f; cat f\r\nhello\r\n/tmp # "},
+		{"if true\r", "if true\r\n> "},
+		{"then echo yes; fi\r", "then echo yes; fi\r\nyes\r\n/tmp # "},
+		{"nosuch\r", "nosuch\r\nsh: nosuch: not found\r\n/tmp # "},
+		{"exit 2\r", "exit 2\r\n"},
+	} {
+		io.WriteString(stdinW, step[0])
+		expect(step[1])
+	}
 	select {
 	case code := <-result:
 		if code != 2 {
