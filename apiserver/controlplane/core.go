@@ -22,6 +22,9 @@ import (
 	"github.com/devplane/devplane/apiserver/openapi"
 	"github.com/devplane/devplane/apiserver/printers"
 	"github.com/devplane/devplane/apiserver/registry"
+	"github.com/devplane/devplane/apiserver/registry/core/node"
+	"github.com/devplane/devplane/apiserver/registry/core/pod"
+	"github.com/devplane/devplane/apiserver/registry/core/service"
 	"github.com/devplane/devplane/apiserver/request"
 	"github.com/devplane/devplane/apiserver/storage"
 	"github.com/devplane/devplane/apiserver/version"
@@ -72,9 +75,11 @@ func (cp *ControlPlane) installCoreAPI() error {
 		reg.Add(res)
 	}
 	cp.CoreRegistry = reg
-	cp.installBinding()
-	cp.installPodSubresources()
-	cp.installEviction()
+	pod.InstallBinding(reg)
+	pod.InstallSubresources(reg)
+	pod.InstallEviction(reg)
+	node.InstallProxy(reg)
+	service.InstallProxy(reg)
 	cp.installComponentStatuses()
 	cp.installAdmission()
 	cp.Core.SetAPIHandler(func(next http.Handler) http.Handler {
