@@ -22,6 +22,7 @@ import (
 	"github.com/devplane/devplane/apiserver/openapi"
 	"github.com/devplane/devplane/apiserver/printers"
 	"github.com/devplane/devplane/apiserver/registry"
+	"github.com/devplane/devplane/apiserver/registry/core/componentstatus"
 	"github.com/devplane/devplane/apiserver/registry/core/node"
 	"github.com/devplane/devplane/apiserver/registry/core/pod"
 	"github.com/devplane/devplane/apiserver/registry/core/service"
@@ -80,7 +81,8 @@ func (cp *ControlPlane) installCoreAPI() error {
 	pod.InstallEviction(reg)
 	node.InstallProxy(reg)
 	service.InstallProxy(reg)
-	cp.installComponentStatuses()
+	componentstatus.Install(reg, componentstatus.Components{EtcdReady: cp.Etcd.Ready,
+		ControllersRun: !cp.opts.DisableControllers, SchedulerRuns: cp.opts.Nodes > 0 && !cp.opts.DisableControllers})
 	cp.installAdmission()
 	cp.Core.SetAPIHandler(func(next http.Handler) http.Handler {
 		return endpoints.NewAPIHandler(reg, endpoints.Options{
