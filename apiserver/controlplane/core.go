@@ -69,7 +69,11 @@ func (cp *ControlPlane) installCoreAPI() error {
 		res := registry.NewResourceFromBuiltin(k, store, registry.WithEventTTL(cp.opts.EventTTL))
 		res.Table = printers.For(res.GVR.GroupResource())
 		if k.GroupVersion.Group == "" && k.Resource == "services" {
-			if err := cp.serviceAllocation(res.Store); err != nil {
+			repair := service.InstallAllocation(res.Store, cp.Etcd.Client(), cp.opts.ServiceClusterIPRange, cp.logger)
+			if err := cp.Core.AddPostStartHook("start-service-ip-repair", func(ctx context.Context) error {
+				go repair(ctx)
+				return nil
+			}); err != nil {
 				return err
 			}
 		}
