@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +27,8 @@ import (
 	"github.com/devplane/devplane/apiserver/registry/core/node"
 	"github.com/devplane/devplane/apiserver/registry/core/pod"
 	"github.com/devplane/devplane/apiserver/registry/core/service"
+	"github.com/devplane/devplane/apiserver/registry/networking/ipaddress"
+	"github.com/devplane/devplane/apiserver/registry/networking/servicecidr"
 	"github.com/devplane/devplane/apiserver/request"
 	"github.com/devplane/devplane/apiserver/storage"
 	"github.com/devplane/devplane/apiserver/version"
@@ -118,6 +121,25 @@ func (cp *ControlPlane) installCoreAPI() error {
 		return err
 	}
 	return cp.installWorkloads()
+}
+
+// installServiceCIDRs keeps the default ServiceCIDR for the service cluster
+// IP range and the IPAddress records of allocated Service IPs.
+func (cp *ControlPlane) installServiceCIDRs() error {
+	cidrs, ok1 := cp.CoreRegistry.Lookup(networkingv1.GroupName, "v1", "servicecidrs")
+	ips, ok2 := cp.CoreRegistry.Lookup(networkingv1.GroupName, "v1", "ipaddresses")
+	services, ok3 := cp.CoreRegistry.Lookup("", "v1", "services")
+	if !ok1 || !ok2 || !ok3 || cidrs.Store == nil || ips.Store == nil || services.Store == nil || cp.opts.ServiceClusterIPRange == nil {
+		return nil
+	}
+	return cp.Core.AddPostStartHook("start-kubernetes-service-cidr-controller", func(ctx context.Context) error {
+		ctx = request.AsAPIServer(ctx)
+		if err := retry(ctx, func() error { return servicecidr.EnsureDefault(ctx, cidrs.Store, cp.opts.ServiceClusterIPRange) }); err != nil {
+			return err
+		}
+		go ipaddress.KeepRecords(ctx, services.Store, ips.Store, cp.logger)
+		return nil
+	})
 }
 
 // installOpenAPI serves /openapi/v2 and /openapi/v3 from the head and keeps
