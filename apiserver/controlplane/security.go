@@ -19,6 +19,7 @@ import (
 	"github.com/devplane/devplane/apiserver/authn"
 	"github.com/devplane/devplane/apiserver/authz"
 	"github.com/devplane/devplane/apiserver/registry"
+	"github.com/devplane/devplane/apiserver/registry/certificates/certificatesigningrequest"
 	"github.com/devplane/devplane/apiserver/request"
 	"github.com/devplane/devplane/apiserver/serviceaccount"
 )
@@ -208,7 +209,7 @@ func (r storeRules) GetRole(namespace, name string) (*rbacv1.Role, bool) {
 // stores against escalation, and adds the RBAC bootstrap and aggregation.
 func (cp *ControlPlane) installSecurity(s *security) error {
 	s.installReviews()
-	s.installCSRs()
+	certificatesigningrequest.Install(cp.CoreRegistry, s.authorizer)
 	if s.rbac == nil {
 		return nil
 	}
