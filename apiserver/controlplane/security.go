@@ -13,13 +13,19 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/devplane/devplane/apiserver/authn"
 	"github.com/devplane/devplane/apiserver/authz"
 	"github.com/devplane/devplane/apiserver/registry"
+	"github.com/devplane/devplane/apiserver/registry/authentication/selfsubjectreview"
+	"github.com/devplane/devplane/apiserver/registry/authentication/tokenreview"
+	"github.com/devplane/devplane/apiserver/registry/authorization/accessreview"
 	"github.com/devplane/devplane/apiserver/registry/certificates/certificatesigningrequest"
+	serviceaccountregistry "github.com/devplane/devplane/apiserver/registry/core/serviceaccount"
 	"github.com/devplane/devplane/apiserver/request"
 	"github.com/devplane/devplane/apiserver/serviceaccount"
 )
@@ -92,6 +98,33 @@ func (unknownBearer) AuthenticateRequest(r *http.Request) (*request.User, bool, 
 		return nil, false, errors.New("invalid bearer token")
 	}
 	return nil, false, nil
+}
+
+// authenticateToken is TokenReview's authentication of a bearer token: a
+// static token, or a service-account token meant for audiences (none: the
+// issuer's own).
+func (s *security) authenticateToken(ctx context.Context, token string, audiences []string) (*request.User, bool, error) {
+	saTokens := s.saTokens
+	if len(audiences) > 0 {
+		saTokens = serviceaccount.Authenticator(s.issuer, audiences, s.lookupServiceAccount).WithBoundObjects(s.lookupBoundObject).
+			WithLegacySecrets(s.lookupTokenSecret)
+	}
+	if s.staticTokens != nil {
+		r, _ := http.NewRequestWithContext(ctx, http.MethodPost, "/", nil)
+		r.Header.Set("Authorization", "Bearer "+token)
+		if u, ok, err := s.staticTokens.AuthenticateRequest(r); ok || err != nil {
+			return u, ok, err
+		}
+	}
+	return saTokens.AuthenticateToken(token)
+}
+
+func uidOf(obj runtime.Object) types.UID {
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return acc.GetUID()
 }
 
 // lookupCtx bounds the cache reads done on behalf of authn and authz.
@@ -208,7 +241,14 @@ func (r storeRules) GetRole(namespace, name string) (*rbacv1.Role, bool) {
 // installSecurity serves the review and token resources, guards the RBAC
 // stores against escalation, and adds the RBAC bootstrap and aggregation.
 func (cp *ControlPlane) installSecurity(s *security) error {
-	s.installReviews()
+	var rules accessreview.RuleResolver // nil: AlwaysAllow
+	if s.rbac != nil {
+		rules = s.rbac
+	}
+	accessreview.Install(cp.CoreRegistry, s.authorizer, rules)
+	tokenreview.Install(cp.CoreRegistry, s.authenticateToken, []string{s.issuer.URL()})
+	selfsubjectreview.Install(cp.CoreRegistry)
+	serviceaccountregistry.InstallToken(cp.CoreRegistry, s.issuer)
 	certificatesigningrequest.Install(cp.CoreRegistry, s.authorizer)
 	if s.rbac == nil {
 		return nil
