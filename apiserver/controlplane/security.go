@@ -26,6 +26,7 @@ import (
 	"github.com/devplane/devplane/apiserver/registry/authorization/accessreview"
 	"github.com/devplane/devplane/apiserver/registry/certificates/certificatesigningrequest"
 	serviceaccountregistry "github.com/devplane/devplane/apiserver/registry/core/serviceaccount"
+	rbacregistry "github.com/devplane/devplane/apiserver/registry/rbac"
 	"github.com/devplane/devplane/apiserver/request"
 	"github.com/devplane/devplane/apiserver/serviceaccount"
 )
@@ -253,7 +254,7 @@ func (cp *ControlPlane) installSecurity(s *security) error {
 	if s.rbac == nil {
 		return nil
 	}
-	s.guardRBACStores()
+	rbacregistry.GuardEscalation(cp.CoreRegistry, s.rbac)
 	if err := cp.Core.AddPostStartHook("rbac/bootstrap-roles", s.bootstrapRBAC); err != nil {
 		return err
 	}
@@ -273,89 +274,6 @@ func (cp *ControlPlane) installIssuerDiscovery(s *security) error {
 	cp.Aggregator.Handle(serviceaccount.OpenIDConfigPath, h)
 	cp.Aggregator.Handle(serviceaccount.JWKSPath, h)
 	return nil
-}
-
-// guardRBACStores refuses Roles, ClusterRoles and bindings that would
-// grant their author more than it holds (kube's escalation checks).
-func (s *security) guardRBACStores() {
-	user := func(ctx context.Context) (*request.User, bool) { return request.UserFrom(ctx) }
-	roles := s.cp.store(rbacv1.GroupName, "v1", "roles")
-	roles.Hooks.BeforeCreate = func(ctx context.Context, obj runtime.Object) (func(), error) {
-		u, ok := user(ctx)
-		if !ok {
-			return nil, nil
-		}
-		r := obj.(*rbacv1.Role)
-		return nil, s.rbac.RoleChangeAllowed(ctx, u, "roles", r.Namespace, r.Name, r.Rules)
-	}
-	roles.Hooks.BeforeUpdate = func(ctx context.Context, obj, old runtime.Object) (func(), func(), error) {
-		u, ok := user(ctx)
-		r, o := obj.(*rbacv1.Role), old.(*rbacv1.Role)
-		if !ok || equality.Semantic.DeepEqual(r.Rules, o.Rules) {
-			return nil, nil, nil
-		}
-		return nil, nil, s.rbac.RoleChangeAllowed(ctx, u, "roles", r.Namespace, r.Name, r.Rules)
-	}
-	clusterRoles := s.cp.store(rbacv1.GroupName, "v1", "clusterroles")
-	checkClusterRole := func(ctx context.Context, u *request.User, r *rbacv1.ClusterRole, old *rbacv1.ClusterRole) error {
-		if r.AggregationRule != nil && (old == nil || !equality.Semantic.DeepEqual(r.AggregationRule, old.AggregationRule)) {
-			if err := s.rbac.AggregationRuleAllowed(ctx, u, r.Name); err != nil {
-				return err
-			}
-		}
-		if old != nil && equality.Semantic.DeepEqual(r.Rules, old.Rules) {
-			return nil
-		}
-		return s.rbac.RoleChangeAllowed(ctx, u, "clusterroles", "", r.Name, r.Rules)
-	}
-	clusterRoles.Hooks.BeforeCreate = func(ctx context.Context, obj runtime.Object) (func(), error) {
-		u, ok := user(ctx)
-		if !ok {
-			return nil, nil
-		}
-		return nil, checkClusterRole(ctx, u, obj.(*rbacv1.ClusterRole), nil)
-	}
-	clusterRoles.Hooks.BeforeUpdate = func(ctx context.Context, obj, old runtime.Object) (func(), func(), error) {
-		u, ok := user(ctx)
-		if !ok {
-			return nil, nil, nil
-		}
-		return nil, nil, checkClusterRole(ctx, u, obj.(*rbacv1.ClusterRole), old.(*rbacv1.ClusterRole))
-	}
-	roleBindings := s.cp.store(rbacv1.GroupName, "v1", "rolebindings")
-	roleBindings.Hooks.BeforeCreate = func(ctx context.Context, obj runtime.Object) (func(), error) {
-		u, ok := user(ctx)
-		if !ok {
-			return nil, nil
-		}
-		b := obj.(*rbacv1.RoleBinding)
-		return nil, s.rbac.BindingAllowed(ctx, u, "rolebindings", b.Namespace, b.Name, b.RoleRef)
-	}
-	roleBindings.Hooks.BeforeUpdate = func(ctx context.Context, obj, old runtime.Object) (func(), func(), error) {
-		u, ok := user(ctx)
-		b, o := obj.(*rbacv1.RoleBinding), old.(*rbacv1.RoleBinding)
-		if !ok || (equality.Semantic.DeepEqual(b.Subjects, o.Subjects) && b.RoleRef == o.RoleRef) {
-			return nil, nil, nil
-		}
-		return nil, nil, s.rbac.BindingAllowed(ctx, u, "rolebindings", b.Namespace, b.Name, b.RoleRef)
-	}
-	clusterRoleBindings := s.cp.store(rbacv1.GroupName, "v1", "clusterrolebindings")
-	clusterRoleBindings.Hooks.BeforeCreate = func(ctx context.Context, obj runtime.Object) (func(), error) {
-		u, ok := user(ctx)
-		if !ok {
-			return nil, nil
-		}
-		b := obj.(*rbacv1.ClusterRoleBinding)
-		return nil, s.rbac.BindingAllowed(ctx, u, "clusterrolebindings", "", b.Name, b.RoleRef)
-	}
-	clusterRoleBindings.Hooks.BeforeUpdate = func(ctx context.Context, obj, old runtime.Object) (func(), func(), error) {
-		u, ok := user(ctx)
-		b, o := obj.(*rbacv1.ClusterRoleBinding), old.(*rbacv1.ClusterRoleBinding)
-		if !ok || (equality.Semantic.DeepEqual(b.Subjects, o.Subjects) && b.RoleRef == o.RoleRef) {
-			return nil, nil, nil
-		}
-		return nil, nil, s.rbac.BindingAllowed(ctx, u, "clusterrolebindings", "", b.Name, b.RoleRef)
-	}
 }
 
 // bootstrapRBAC creates the bootstrap policy, and brings existing bootstrap
