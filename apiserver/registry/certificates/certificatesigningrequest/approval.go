@@ -6,22 +6,24 @@ import (
 	"strings"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/devplane/devplane/apiserver/authz"
+	"github.com/devplane/devplane/apiserver/builtin"
 	"github.com/devplane/devplane/apiserver/registry"
 	"github.com/devplane/devplane/apiserver/request"
 )
 
-// installApproval serves certificatesigningrequests/approval: only the
-// Approved and Denied conditions change, and only for a user who may
-// approve for the request's signer (verb approve on
-// certificates.k8s.io/signers, named after the signer or its domain's
-// wildcard), as kube checks.
+// installApproval serves certificatesigningrequests/approval as kube's
+// approval strategy: the request's metadata and conditions are taken, its
+// spec and the rest of its status stay as stored, and the result is
+// validated as any update of a request, but that Approved and Denied
+// conditions may come and change. Then, as kube's CertificateApproval
+// admission, only a user who may approve for the request's signer (verb
+// approve on certificates.k8s.io/signers, named after the signer or its
+// domain's wildcard) gets through.
 func installApproval(store *registry.Store, authorizer authz.Authorizer) {
 	if store.UpdateSubresources == nil {
 		store.UpdateSubresources = map[string]registry.SubresourceUpdate{}
@@ -32,42 +34,30 @@ func installApproval(store *registry.Store, authorizer authz.Authorizer) {
 		if !ok1 || !ok2 {
 			return nil, apierrors.NewBadRequest("approval takes a CertificateSigningRequest")
 		}
+		stampConditions(req, cur)
+		conditions := req.Status.Conditions
+		req.Spec, req.Status = cur.Spec, cur.Status
+		req.Status.Conditions = conditions
+		keepSystemFields(req, cur)
+		if errs := builtin.ValidateCSRApprovalUpdate(req, cur); len(errs) > 0 {
+			return nil, apierrors.NewInvalid(certificatesv1.SchemeGroupVersion.WithKind("CertificateSigningRequest").GroupKind(), cur.Name, errs)
+		}
 		if err := mayApprove(ctx, authorizer, cur.Spec.SignerName); err != nil {
 			return nil, err
 		}
-		var errs field.ErrorList
-		approved, denied := false, false
-		for i, c := range req.Status.Conditions {
-			cp := field.NewPath("status", "conditions").Index(i)
-			switch c.Type {
-			case certificatesv1.CertificateApproved:
-				approved = true
-			case certificatesv1.CertificateDenied:
-				denied = true
-			case certificatesv1.CertificateFailed:
-			default:
-				errs = append(errs, field.NotSupported(cp.Child("type"), c.Type, []string{"Approved", "Denied", "Failed"}))
-			}
-			if c.Status != corev1.ConditionTrue && c.Status != corev1.ConditionFalse && c.Status != corev1.ConditionUnknown {
-				errs = append(errs, field.NotSupported(cp.Child("status"), c.Status, []string{"False", "True", "Unknown"}))
-			}
-		}
-		if approved && denied {
-			errs = append(errs, field.Invalid(field.NewPath("status", "conditions"), req.Status.Conditions, "Approved and Denied conditions are mutually exclusive"))
-		}
-		// A decision, or a signer's failure, stays once made.
-		for _, t := range []certificatesv1.RequestConditionType{certificatesv1.CertificateApproved, certificatesv1.CertificateDenied, certificatesv1.CertificateFailed} {
-			if countConditions(req, t) < countConditions(cur, t) {
-				errs = append(errs, field.Forbidden(field.NewPath("status", "conditions"), fmt.Sprintf("updates may not remove a condition of type %q", t)))
-			}
-		}
-		if len(errs) > 0 {
-			return nil, apierrors.NewInvalid(certificatesv1.SchemeGroupVersion.WithKind("CertificateSigningRequest").GroupKind(), cur.Name, errs)
-		}
-		stampConditions(req, cur)
-		cur.Status.Conditions = req.Status.Conditions
-		return cur, nil
+		return req, nil
 	}
+}
+
+// keepSystemFields gives csr the stored object's uid (when it has none),
+// creation and deletion times, which validation then finds unchanged: the
+// store restores them after this subresource's merge, which validates.
+func keepSystemFields(csr, stored *certificatesv1.CertificateSigningRequest) {
+	if csr.UID == "" {
+		csr.UID = stored.UID
+	}
+	csr.CreationTimestamp = stored.CreationTimestamp
+	csr.DeletionTimestamp, csr.DeletionGracePeriodSeconds = stored.DeletionTimestamp, stored.DeletionGracePeriodSeconds
 }
 
 // mayApprove asks the authorizer whether the requester may approve for

@@ -96,16 +96,6 @@ func keepConditions(csr, prev *certificatesv1.CertificateSigningRequest, t certi
 	}
 }
 
-func countConditions(csr *certificatesv1.CertificateSigningRequest, t certificatesv1.RequestConditionType) int {
-	n := 0
-	for _, c := range csr.Status.Conditions {
-		if c.Type == t {
-			n++
-		}
-	}
-	return n
-}
-
 // stampConditions sets the times a condition came without: updated now,
 // transitioned when the same type and status was first seen (or now).
 func stampConditions(csr, prev *certificatesv1.CertificateSigningRequest) {
