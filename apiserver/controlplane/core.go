@@ -3,7 +3,6 @@ package controlplane
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"reflect"
 	"strings"
@@ -232,13 +231,6 @@ func (cp *ControlPlane) bootstrapKubernetesService(ctx context.Context) error {
 	// The Endpoints and EndpointSlice list the live replicas: the lease
 	// endpoint reconciler (controllers) keeps them.
 	return nil
-}
-
-func (cp *ControlPlane) advertiseIP() net.IP {
-	if ip := cp.opts.AdvertiseAddress; ip != nil && !ip.IsUnspecified() {
-		return ip
-	}
-	return net.IPv4(127, 0, 0, 1)
 }
 
 func waitForNamespace(ctx context.Context, namespaces *registry.Store, name string) error {

@@ -31,12 +31,6 @@ import (
 	"github.com/devplane/devplane/apiserver/serviceaccount"
 )
 
-// Authorization modes (--authorization-mode).
-const (
-	AuthorizationModeRBAC        = "RBAC"
-	AuthorizationModeAlwaysAllow = "AlwaysAllow"
-)
-
 // security is who may do what: the authenticators, the authorizer, the
 // service account token issuer and the RBAC escalation checks.
 type security struct {
@@ -55,9 +49,6 @@ type security struct {
 // the server serves.
 func (cp *ControlPlane) newSecurity() (*security, error) {
 	s := &security{cp: cp, mode: cp.opts.AuthorizationMode}
-	if s.mode == "" {
-		s.mode = AuthorizationModeRBAC
-	}
 	var err error
 	if s.issuer, err = serviceaccount.NewIssuer(cp.Certs.ServiceAccountKey, cp.opts.ServiceAccountIssuer); err != nil {
 		return nil, fmt.Errorf("service account issuer: %w", err)
@@ -73,14 +64,12 @@ func (cp *ControlPlane) newSecurity() (*security, error) {
 	}
 	union = append(union, s.saTokens, unknownBearer{})
 	s.authenticator = union
-	switch s.mode {
-	case AuthorizationModeRBAC:
+	// Options.Validate allowed only these two modes.
+	if s.mode == AuthorizationModeAlwaysAllow {
+		s.authorizer = authz.AlwaysAllow{}
+	} else {
 		s.rbac = authz.NewRBAC(storeRules{cp})
 		s.authorizer = s.rbac
-	case AuthorizationModeAlwaysAllow:
-		s.authorizer = authz.AlwaysAllow{}
-	default:
-		return nil, fmt.Errorf("--authorization-mode: unknown mode %q (RBAC or AlwaysAllow)", s.mode)
 	}
 	return s, nil
 }
