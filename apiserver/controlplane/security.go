@@ -11,8 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -248,7 +246,7 @@ func (cp *ControlPlane) installSecurity(s *security) error {
 		return err
 	}
 	return cp.Core.AddPostStartHook("start-cluster-role-aggregation", func(ctx context.Context) error {
-		go s.runAggregation(ctx)
+		go rbacregistry.RunAggregation(ctx, s.cp.store(rbacv1.GroupName, "v1", "clusterroles"), s.cp.logger)
 		return nil
 	})
 }
@@ -285,7 +283,7 @@ func (s *security) bootstrapRBAC(ctx context.Context) error {
 		wg.Go(func() {
 			for i := int(next.Add(1)) - 1; i < len(objects); i = int(next.Add(1)) - 1 {
 				obj := objects[i]
-				if err := retry(ctx, func() error { return s.reconcileBootstrap(ctx, obj) }); err != nil {
+				if err := retry(ctx, func() error { return rbacregistry.ReconcileBootstrapObject(ctx, s.cp.CoreRegistry, obj) }); err != nil {
 					errs[i] = fmt.Errorf("bootstrap %T %s: %w", obj, nameOf(obj), err)
 				}
 			}
@@ -297,142 +295,3 @@ func (s *security) bootstrapRBAC(ctx context.Context) error {
 
 // bootstrapWorkers bound the bootstrap policy objects written at once.
 const bootstrapWorkers = 8
-
-func (s *security) reconcileBootstrap(ctx context.Context, wanted runtime.Object) error {
-	var resource string
-	switch wanted.(type) {
-	case *rbacv1.ClusterRole:
-		resource = "clusterroles"
-	case *rbacv1.ClusterRoleBinding:
-		resource = "clusterrolebindings"
-	case *rbacv1.Role:
-		resource = "roles"
-	case *rbacv1.RoleBinding:
-		resource = "rolebindings"
-	default:
-		return fmt.Errorf("unexpected bootstrap object %T", wanted)
-	}
-	store := s.cp.store(rbacv1.GroupName, "v1", resource)
-	ns, name := namespaceOf(wanted), nameOf(wanted)
-	existing, err := store.Get(ctx, ns, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		_, err = store.Create(ctx, ns, wanted.DeepCopyObject(), metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			return errors.New("created concurrently; retrying")
-		}
-		return err
-	}
-	if err != nil {
-		return err
-	}
-	var result runtime.Object
-	var update, recreate bool
-	switch w := wanted.(type) {
-	case *rbacv1.ClusterRole:
-		result, update = authz.Reconcile(existing.(*rbacv1.ClusterRole), w)
-	case *rbacv1.Role:
-		result, update = authz.ReconcileRole(existing.(*rbacv1.Role), w)
-	case *rbacv1.ClusterRoleBinding:
-		e := existing.(*rbacv1.ClusterRoleBinding)
-		recreate = authz.RoleRefChanged(e.RoleRef, w.RoleRef) && !protectedMeta(e.ObjectMeta)
-		result, update = authz.ReconcileClusterRoleBinding(e, w)
-	case *rbacv1.RoleBinding:
-		e := existing.(*rbacv1.RoleBinding)
-		recreate = authz.RoleRefChanged(e.RoleRef, w.RoleRef) && !protectedMeta(e.ObjectMeta)
-		result, update = authz.ReconcileRoleBinding(e, w)
-	}
-	if recreate {
-		// A roleRef cannot change: replace the binding.
-		if _, _, err := store.Delete(ctx, ns, name, &metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return err
-		}
-		_, err := store.Create(ctx, ns, wanted.DeepCopyObject(), metav1.CreateOptions{})
-		return err
-	}
-	if !update {
-		return nil
-	}
-	_, _, err = store.Update(ctx, ns, name, "", func(_ context.Context, _ runtime.Object) (runtime.Object, error) {
-		return result.DeepCopyObject(), nil
-	}, metav1.UpdateOptions{})
-	return err
-}
-
-func protectedMeta(m metav1.ObjectMeta) bool {
-	return m.Annotations[rbacv1.AutoUpdateAnnotationKey] == "false"
-}
-
-// runAggregation keeps aggregated ClusterRoles (admin, edit, view and any
-// user-defined ones) current, as kube's clusterrole-aggregation controller:
-// it watches ClusterRoles and recomputes after every change.
-func (s *security) runAggregation(ctx context.Context) {
-	ctx = request.AsAPIServer(ctx)
-	store := s.cp.store(rbacv1.GroupName, "v1", "clusterroles")
-	for ctx.Err() == nil {
-		w, err := store.Watch(ctx, "", metav1.ListOptions{ResourceVersion: "0", AllowWatchBookmarks: false})
-		if err != nil {
-			s.cp.logger.Warn("cluster role aggregation: watch failed", "err", err)
-			sleepCtx(ctx, time.Second)
-			continue
-		}
-		s.aggregate(ctx, store)
-	events:
-		for {
-			select {
-			case <-ctx.Done():
-				w.Stop()
-				return
-			case _, ok := <-w.ResultChan():
-				if !ok {
-					break events
-				}
-				// Coalesce bursts (the initial list, bulk edits).
-				for drained := false; !drained; {
-					select {
-					case _, ok := <-w.ResultChan():
-						if !ok {
-							drained = true
-						}
-					case <-time.After(20 * time.Millisecond):
-						drained = true
-					}
-				}
-				s.aggregate(ctx, store)
-			}
-		}
-		w.Stop()
-		sleepCtx(ctx, 100*time.Millisecond)
-	}
-}
-
-func (s *security) aggregate(ctx context.Context, store *registry.Store) {
-	obj, err := store.List(ctx, "", metav1.ListOptions{ResourceVersion: "0"})
-	if err != nil {
-		return
-	}
-	items := obj.(*rbacv1.ClusterRoleList).Items
-	roles := make([]*rbacv1.ClusterRole, len(items))
-	for i := range items {
-		roles[i] = &items[i]
-	}
-	for _, changed := range authz.AggregateClusterRoles(roles) {
-		_, _, err := store.Update(ctx, "", changed.Name, "", func(_ context.Context, current runtime.Object) (runtime.Object, error) {
-			out := current.DeepCopyObject().(*rbacv1.ClusterRole)
-			if out.AggregationRule == nil || !equality.Semantic.DeepEqual(out.AggregationRule, changed.AggregationRule) {
-				return nil, errors.New("aggregation rule changed meanwhile")
-			}
-			out.Rules = changed.Rules
-			return out, nil
-		}, metav1.UpdateOptions{})
-		if err != nil && ctx.Err() == nil {
-			s.cp.logger.Info("cluster role aggregation: update failed", "clusterrole", changed.Name, "err", err)
-		}
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) {
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
-	}
-}
