@@ -48,3 +48,18 @@ func (r *Registry) SetConnectSubresources(gvr schema.GroupVersionResource, conne
 	r.Add(&copied)
 	return true
 }
+
+// SetNoRuntimeProxy serves the proxy subresource of the served resource
+// gvr (its options' kind optionsKind) with NoRuntime(refusal(name)): what
+// it would reach does not run here.
+func (r *Registry) SetNoRuntimeProxy(gvr schema.GroupVersionResource, optionsKind string, refusal func(name string) string) {
+	res, ok := r.Lookup(gvr.Group, gvr.Version, gvr.Resource)
+	if !ok || res.Store == nil {
+		return
+	}
+	r.SetConnectSubresources(gvr, map[string]*ConnectSubresource{
+		"proxy": NewConnect(res.Store, gvr.GroupVersion().WithKind(optionsKind), ProxyVerbs, func(_, name string) error {
+			return NoRuntime(refusal(name))
+		}),
+	})
+}

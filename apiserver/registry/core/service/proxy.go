@@ -13,13 +13,7 @@ import (
 // InstallProxy serves services/proxy: a clear Status, since no pod runs
 // behind a Service here.
 func InstallProxy(reg *registry.Registry) {
-	services, ok := reg.Lookup("", "v1", "services")
-	if !ok || services.Store == nil {
-		return
-	}
-	reg.SetConnectSubresources(services.GVR, map[string]*registry.ConnectSubresource{
-		"proxy": registry.NewConnect(services.Store, corev1.SchemeGroupVersion.WithKind("ServiceProxyOptions"), registry.ProxyVerbs, func(_, name string) error {
-			return registry.NoRuntime(fmt.Sprintf("cannot proxy to service %q: no pod behind it runs", name))
-		}),
+	reg.SetNoRuntimeProxy(corev1.SchemeGroupVersion.WithResource("services"), "ServiceProxyOptions", func(name string) string {
+		return fmt.Sprintf("cannot proxy to service %q: no pod behind it runs", name)
 	})
 }
