@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -23,7 +22,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/devplane/devplane/apiserver/controlplane"
-	"github.com/devplane/devplane/apiserver/workloads"
 	"github.com/devplane/devplane/cli/dashboard"
 )
 
@@ -75,18 +73,20 @@ type UpOptions struct {
 	serviceNet  *net.IPNet
 	// uncompressed are the parsed --disable-compression-for-client-ips.
 	uncompressed []*net.IPNet
-	listener     net.Listener
 	level        slog.Level
 	nodeCapacity corev1.ResourceList
+	// controlPlane are the control plane's options, completed and
+	// validated, with the bound listener.
+	controlPlane controlplane.Options
 }
 
 func (o *UpOptions) flags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "name", Value: "default", Category: catGeneric, Destination: &o.Name,
+		&cli.StringFlag{Name: "name", Value: controlplane.DefaultName, Category: catGeneric, Destination: &o.Name,
 			Usage: "instance name: several instances with different names run side by side"},
 		&cli.StringFlag{Name: "data-dir", Category: catGeneric, Destination: &o.DataDir,
 			Usage: "where etcd data, certificates and the kubeconfig live (default: $XDG_DATA_HOME/devplane/<name>, i.e. ~/.local/share/devplane/<name>)"},
-		&cli.DurationFlag{Name: "event-ttl", Value: time.Hour, Category: catGeneric, Destination: &o.EventTTL,
+		&cli.DurationFlag{Name: "event-ttl", Value: controlplane.DefaultEventTTL, Category: catGeneric, Destination: &o.EventTTL,
 			Usage: "how long events are kept (etcd deletes them after this, rounded up to whole seconds)"},
 
 		&cli.BoolFlag{Name: "profiling", Value: true, Category: catGeneric, Destination: &o.Profiling,
@@ -97,7 +97,7 @@ func (o *UpOptions) flags() []cli.Flag {
 			Usage: "port to serve the API on; 0 picks a free port"},
 		&cli.StringFlag{Name: "advertise-address", Category: catServing, Destination: &o.AdvertiseAddress,
 			Usage: "IP address clients and the kubernetes Service use (default: the bind address, or 127.0.0.1 when binding all addresses)"},
-		&cli.StringFlag{Name: "service-cluster-ip-range", Value: "10.0.0.0/24", Category: catServing, Destination: &o.ServiceCIDR,
+		&cli.StringFlag{Name: "service-cluster-ip-range", Value: controlplane.DefaultServiceClusterIPRange, Category: catServing, Destination: &o.ServiceCIDR,
 			Usage: "CIDR that Service cluster IPs are allocated from; its first IP is the kubernetes Service's"},
 		&cli.StringSliceFlag{Name: "disable-compression-for-client-ips", Category: catServing,
 			Value: cli.NewStringSlice("127.0.0.0/8", "::1/128"), Destination: &o.DisableCompressionForClientIPs,
@@ -118,9 +118,9 @@ func (o *UpOptions) flags() []cli.Flag {
 			Usage: "where the certificates and keys live (default: <data-dir>/pki); replicas on one etcd share one"},
 		&cli.StringFlag{Name: "token-auth-file", Category: catCerts, Destination: &o.TokenAuthFile,
 			Usage: "CSV file of static bearer tokens: token,user,uid[,\"group1,group2\"]"},
-		&cli.StringFlag{Name: "authorization-mode", Value: "RBAC", Category: catCerts, Destination: &o.AuthorizationMode,
+		&cli.StringFlag{Name: "authorization-mode", Value: controlplane.DefaultAuthorizationMode, Category: catCerts, Destination: &o.AuthorizationMode,
 			Usage: "RBAC (roles and bindings decide, as in kube) or AlwaysAllow (any authenticated user may do anything)"},
-		&cli.StringFlag{Name: "service-account-issuer", Value: "https://kubernetes.default.svc", Category: catCerts, Destination: &o.ServiceAccountIssuer,
+		&cli.StringFlag{Name: "service-account-issuer", Value: controlplane.DefaultServiceAccountIssuer, Category: catCerts, Destination: &o.ServiceAccountIssuer,
 			Usage: "issuer (iss) of service account tokens, also served at /.well-known/openid-configuration"},
 
 		&cli.StringFlag{Name: "kubeconfig", Category: catKubeconfig, Destination: &o.Kubeconfig,
@@ -142,7 +142,7 @@ func (o *UpOptions) flags() []cli.Flag {
 // Complete fills in defaults derived from other options.
 func (o *UpOptions) Complete() error {
 	if o.Name == "" {
-		o.Name = "default"
+		o.Name = controlplane.DefaultName
 	}
 	dir, err := resolveDataDir(o.Name, o.DataDir)
 	if err != nil {
@@ -160,16 +160,13 @@ func (o *UpOptions) Complete() error {
 	o.bindIP = net.ParseIP(o.BindAddress)
 	if o.AdvertiseAddress != "" {
 		o.advertiseIP = net.ParseIP(o.AdvertiseAddress)
-	} else if o.bindIP != nil && !o.bindIP.IsUnspecified() {
-		o.advertiseIP = o.bindIP
-	} else {
-		o.advertiseIP = net.IPv4(127, 0, 0, 1)
 	}
 	return nil
 }
 
-// Validate reports every problem at once. It binds the port, so "port in
-// use" is found here and the listener is handed to the server.
+// Validate reports every problem at once, the control plane's options'
+// with the flags' own. It binds the port, so "port in use" is found here
+// and the listener is handed to the server.
 func (o *UpOptions) Validate() error {
 	var errs []string
 	add := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
@@ -183,13 +180,8 @@ func (o *UpOptions) Validate() error {
 	if o.AdvertiseAddress != "" && o.advertiseIP == nil {
 		add("--advertise-address %q is not an IP address", o.AdvertiseAddress)
 	}
-	if o.Port < 0 || o.Port > 65535 {
-		add("--port %d is out of range: use 0-65535 (0 picks a free port)", o.Port)
-	}
 	if _, n, err := net.ParseCIDR(o.ServiceCIDR); err != nil {
-		add("--service-cluster-ip-range %q is not a CIDR such as 10.0.0.0/24", o.ServiceCIDR)
-	} else if ones, bits := n.Mask.Size(); bits-ones < 2 {
-		add("--service-cluster-ip-range %q is too small: it needs room for at least two addresses", o.ServiceCIDR)
+		add("--service-cluster-ip-range %q is not a CIDR such as %s", o.ServiceCIDR, controlplane.DefaultServiceClusterIPRange)
 	} else {
 		o.serviceNet = n
 	}
@@ -204,32 +196,15 @@ func (o *UpOptions) Validate() error {
 			o.uncompressed = append(o.uncompressed, n)
 		}
 	}
-	if o.AuthorizationMode != "RBAC" && o.AuthorizationMode != "AlwaysAllow" {
-		add("--authorization-mode %q: use RBAC or AlwaysAllow", o.AuthorizationMode)
-	}
-	if u, err := url.Parse(o.ServiceAccountIssuer); err != nil || (strings.Contains(o.ServiceAccountIssuer, ":") && u.Scheme == "") || o.ServiceAccountIssuer == "" {
-		add("--service-account-issuer %q: use a URL such as https://kubernetes.default.svc", o.ServiceAccountIssuer)
-	}
-	if o.EventTTL <= 0 {
-		add("--event-ttl %s: use a positive duration such as 1h", o.EventTTL)
-	}
 	if o.CertDir != "" {
 		if err := checkWritableDir(o.CertDir); err != nil {
 			add("--cert-dir %s is not writable: %v", o.CertDir, err)
 		}
 	}
-	if o.Nodes < 0 || o.Nodes > 1000 {
-		add("--nodes %d is out of range: use 0-1000 (0 turns workloads off)", o.Nodes)
-	}
 	if caps, err := parseCapacity(o.NodeCapacity); err != nil {
 		add("--node-capacity %q: %v", o.NodeCapacity, err)
 	} else {
 		o.nodeCapacity = caps
-		if o.Nodes > 0 && o.Nodes <= 1000 {
-			if err := workloads.CheckNodes(o.Nodes, caps); err != nil {
-				add("--nodes %d: %v", o.Nodes, err)
-			}
-		}
 	}
 	if o.LogFormat != "text" && o.LogFormat != "json" {
 		add("--log-format %q: use text or json", o.LogFormat)
@@ -252,6 +227,11 @@ func (o *UpOptions) Validate() error {
 	} else if st, running, _ := readState(o.DataDir); running {
 		add("devplane %q is already running from %s (pid %d, %s): stop it first or use another --name/--data-dir", st.Name, o.DataDir, st.PID, st.URL)
 	}
+	o.controlPlane = o.controlPlaneOptions()
+	o.controlPlane.Complete()
+	if err := o.controlPlane.Validate(); err != nil {
+		errs = append(errs, strings.Split(err.Error(), "\n")...) // one line per problem
+	}
 	if len(errs) == 0 && o.bindIP != nil {
 		addr := net.JoinHostPort(o.bindIP.String(), strconv.Itoa(o.Port))
 		ln, err := net.Listen("tcp", addr)
@@ -262,13 +242,41 @@ func (o *UpOptions) Validate() error {
 				add("cannot listen on %s: %v", addr, err)
 			}
 		} else {
-			o.listener = ln
+			o.controlPlane.Listener = ln
 		}
 	}
 	if len(errs) > 0 {
 		return exitf(1, "error: %s", strings.Join(errs, "\nerror: "))
 	}
 	return nil
+}
+
+// controlPlaneOptions are the flags' control plane options, before
+// Complete.
+func (o *UpOptions) controlPlaneOptions() controlplane.Options {
+	return controlplane.Options{
+		Name:                  o.Name,
+		DataDir:               o.DataDir,
+		CertDir:               o.CertDir,
+		EventTTL:              o.EventTTL,
+		BindAddress:           o.bindIP,
+		Port:                  o.Port,
+		AdvertiseAddress:      o.advertiseIP,
+		ServiceClusterIPRange: o.serviceNet,
+		ExtraSANs:             o.ExtraSANs.Value(),
+		EtcdServers:           o.EtcdServers.Value(),
+		EtcdCAFile:            o.EtcdCAFile,
+		EtcdCertFile:          o.EtcdCertFile,
+		EtcdKeyFile:           o.EtcdKeyFile,
+		TokenAuthFile:         o.TokenAuthFile,
+		AuthorizationMode:     o.AuthorizationMode,
+		ServiceAccountIssuer:  o.ServiceAccountIssuer,
+		Profiling:             o.Profiling,
+		Nodes:                 o.Nodes,
+		NodeCapacity:          o.nodeCapacity,
+
+		DisableCompressionForClientIPs: o.uncompressed,
+	}
 }
 
 // parseCapacity reads "cpu=8,memory=16Gi,pods=110".
@@ -386,31 +394,8 @@ func (o *UpOptions) Run(parent context.Context, stdout *os.File, stderr io.Write
 		os.Exit(1)
 	}()
 
-	cpOpts := controlplane.Options{
-		Name:                  o.Name,
-		DataDir:               o.DataDir,
-		CertDir:               o.CertDir,
-		EventTTL:              o.EventTTL,
-		Listener:              o.listener,
-		BindAddress:           o.bindIP,
-		Port:                  o.Port,
-		AdvertiseAddress:      o.advertiseIP,
-		ServiceClusterIPRange: o.serviceNet,
-		ExtraSANs:             o.ExtraSANs.Value(),
-		EtcdServers:           o.EtcdServers.Value(),
-		EtcdCAFile:            o.EtcdCAFile,
-		EtcdCertFile:          o.EtcdCertFile,
-		EtcdKeyFile:           o.EtcdKeyFile,
-		TokenAuthFile:         o.TokenAuthFile,
-		AuthorizationMode:     o.AuthorizationMode,
-		ServiceAccountIssuer:  o.ServiceAccountIssuer,
-		Profiling:             o.Profiling,
-		Nodes:                 o.Nodes,
-		NodeCapacity:          o.nodeCapacity,
-
-		DisableCompressionForClientIPs: o.uncompressed,
-		Logger:                         logger,
-	}
+	cpOpts := o.controlPlane
+	cpOpts.Logger = logger
 	cp, err := controlplane.New(ctx, cpOpts)
 	if err != nil {
 		return exitf(1, "error: %v", err)

@@ -71,6 +71,12 @@ func validatorFor(k Kind) func(obj runtime.Object) field.ErrorList {
 }
 
 func updateValidatorFor(k Kind) func(obj, old runtime.Object) field.ErrorList {
+	return updateValidatorWith(k, validateImmutable)
+}
+
+// updateValidatorWith is k's update validation with immutable as the
+// checks of what an update may not change.
+func updateValidatorWith(k Kind, immutable func(obj, old runtime.Object) field.ErrorList) func(obj, old runtime.Object) field.ErrorList {
 	validate := validatorFor(k)
 	return func(obj, old runtime.Object) field.ErrorList {
 		newMeta, err := metaOf(obj)
@@ -93,7 +99,7 @@ func updateValidatorFor(k Kind) func(obj, old runtime.Object) field.ErrorList {
 			}
 		}
 		errs = append(errs, validate(obj)...)
-		return append(errs, validateImmutable(obj, old)...)
+		return append(errs, immutable(obj, old)...)
 	}
 }
 
@@ -188,7 +194,7 @@ func validateContent(obj runtime.Object) field.ErrorList {
 func validateImmutable(obj, old runtime.Object) field.ErrorList {
 	switch o := obj.(type) {
 	case *certificatesv1.CertificateSigningRequest:
-		return validateCSRUpdate(o, old.(*certificatesv1.CertificateSigningRequest))
+		return validateCSRUpdate(o, old.(*certificatesv1.CertificateSigningRequest), false)
 	case *corev1.Pod:
 		return validatePodUpdate(o, old.(*corev1.Pod))
 	case *corev1.Service:

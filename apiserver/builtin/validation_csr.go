@@ -14,6 +14,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -190,11 +191,21 @@ func validateCSRConditions(conditions []certificatesv1.CertificateSigningRequest
 	return errs
 }
 
+// ValidateCSRApprovalUpdate is kube's validation of a write through
+// certificatesigningrequests/approval: a request's update validation,
+// except that Approved and Denied conditions may be added and changed.
+func ValidateCSRApprovalUpdate(csr, old *certificatesv1.CertificateSigningRequest) field.ErrorList {
+	k, _ := Lookup(certificatesv1.SchemeGroupVersion.WithResource("certificatesigningrequests"))
+	return updateValidatorWith(k, func(obj, old runtime.Object) field.ErrorList {
+		return validateCSRUpdate(obj.(*certificatesv1.CertificateSigningRequest), old.(*certificatesv1.CertificateSigningRequest), true)
+	})(csr, old)
+}
+
 // validateCSRUpdate is what an update may not do to a request's status
 // (its spec is the stored one on every path): remove an Approved, Denied
-// or Failed condition, add or change an Approved or Denied one (approval
-// is its own subresource), or change a certificate once issued.
-func validateCSRUpdate(csr, old *certificatesv1.CertificateSigningRequest) field.ErrorList {
+// or Failed condition, add or change an Approved or Denied one unless
+// through /approval (approval), or change a certificate once issued.
+func validateCSRUpdate(csr, old *certificatesv1.CertificateSigningRequest, approval bool) field.ErrorList {
 	p := field.NewPath("status", "conditions")
 	var errs field.ErrorList
 	for _, t := range []certificatesv1.RequestConditionType{certificatesv1.CertificateApproved, certificatesv1.CertificateDenied, certificatesv1.CertificateFailed} {
@@ -202,7 +213,7 @@ func validateCSRUpdate(csr, old *certificatesv1.CertificateSigningRequest) field
 		switch {
 		case len(is) < len(was):
 			errs = append(errs, field.Forbidden(p, fmt.Sprintf("updates may not remove a condition of type %q", t)))
-		case t == certificatesv1.CertificateFailed:
+		case t == certificatesv1.CertificateFailed, approval:
 		case len(is) > len(was):
 			errs = append(errs, field.Forbidden(p, fmt.Sprintf("updates may not add a condition of type %q", t)))
 		case !apiequality.Semantic.DeepEqual(was, is):

@@ -21,7 +21,7 @@ func (cp *ControlPlane) installControllers() error {
 	m, err := controllers.NewManager(cp.RESTConfig(), controllers.ManagerOptions{
 		CA:          cp.Certs.CA.CertPEM,
 		Identity:    fmt.Sprintf("devplane-%s-%s-%d", cp.opts.Name, host, cp.Port()),
-		AdvertiseIP: cp.advertiseIP(),
+		AdvertiseIP: cp.opts.AdvertiseAddress,
 		Port:        int32(cp.Port()),
 		// One process on its own etcd needs no election; replicas sharing
 		// an external etcd take turns.

@@ -6,7 +6,6 @@ package controlplane
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -16,8 +15,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/devplane/devplane/apiserver/authn"
 	"github.com/devplane/devplane/apiserver/controllers"
@@ -39,76 +36,6 @@ const (
 	CoreName       = "kube-apiserver"
 	ExtensionsName = "apiextensions-apiserver"
 )
-
-// Options configure one control plane. Defaults are filled by the caller
-// (the CLI's Complete, or the test harness).
-type Options struct {
-	Name    string // instance name, e.g. "default"
-	DataDir string // certificates in DataDir/pki, etcd in DataDir/etcd
-	// CertDir, when set, holds the certificates instead of DataDir/pki.
-	// Replicas on one etcd share it (one CA, serving cert, admin cert and
-	// service-account key); a lock file serialises their start-up and the
-	// serving cert's SANs only ever grow.
-	CertDir string
-	// EventTTL is how long events live (kube-apiserver's --event-ttl);
-	// 0 means one hour.
-	EventTTL time.Duration
-
-	// Listener, when set, is used as is; otherwise BindAddress:Port is bound.
-	Listener    net.Listener
-	BindAddress net.IP
-	Port        int
-	// AdvertiseAddress is the address clients and the kubernetes Service use.
-	AdvertiseAddress net.IP
-	// ServiceClusterIPRange is where Service cluster IPs come from; its
-	// first address is the kubernetes Service's.
-	ServiceClusterIPRange *net.IPNet
-	// ExtraSANs are more DNS names for the serving certificate.
-	ExtraSANs []string
-
-	EtcdServers                           []string
-	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
-	// UnsafeNoFsync speeds up tests; never on for `devplane up`.
-	UnsafeNoFsync bool
-
-	// TokenAuthFile is a CSV of static bearer tokens (optional).
-	TokenAuthFile string
-	// AuthorizationMode is "RBAC" (default) or "AlwaysAllow".
-	AuthorizationMode string
-	// ServiceAccountIssuer is the iss of service account tokens
-	// (default https://kubernetes.default.svc).
-	ServiceAccountIssuer string
-
-	// Nodes is how many simulated nodes run, with kube's scheduler and
-	// workload controllers (apiserver/workloads); 0 runs none of it.
-	Nodes int
-	// NodeCapacity overrides each simulated node's capacity.
-	NodeCapacity corev1.ResourceList
-
-	// DisableControllers leaves out the in-process controllers (the
-	// controllers' own tests run theirs instead).
-	DisableControllers bool
-
-	// DisableCompressionForClientIPs: responses to these clients are never
-	// gzipped (kube-apiserver's --disable-compression-for-client-ips; none
-	// by default there). `devplane up` and testenv use LoopbackNetworks:
-	// their clients are on this machine, where gzip only costs CPU.
-	DisableCompressionForClientIPs []*net.IPNet
-
-	// Profiling serves Go's profiles at /debug/pprof/ (kube-apiserver's
-	// --profiling); cluster admins only.
-	Profiling bool
-
-	Logger *slog.Logger
-}
-
-// LoopbackNetworks are 127.0.0.0/8 and ::1/128.
-func LoopbackNetworks() []*net.IPNet {
-	return []*net.IPNet{
-		{IP: net.IPv4(127, 0, 0, 0).To4(), Mask: net.CIDRMask(8, 32)},
-		{IP: net.IPv6loopback, Mask: net.CIDRMask(128, 128)},
-	}
-}
 
 // ControlPlane is a started (not yet serving) devplane.
 type ControlPlane struct {
@@ -151,16 +78,15 @@ type ControlPlane struct {
 }
 
 // New prepares certificates, starts etcd and builds the server chain. It
-// does not serve yet: call Run. Each step is reported by Steps() so the
+// does not serve yet: call Run. opts are completed and validated first
+// (callers that report option errors early call both themselves). Each step is reported by Steps() so the
 // dashboard can show start-up as it happens.
 func New(ctx context.Context, opts Options) (*ControlPlane, error) {
-	cp := &ControlPlane{opts: opts, logger: opts.Logger, steps: newSteps(), startedAt: time.Now(), metrics: metrics.New()}
-	if cp.logger == nil {
-		cp.logger = slog.Default()
-	}
-	if err := cp.validate(); err != nil {
+	opts.Complete()
+	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	cp := &ControlPlane{opts: opts, logger: opts.Logger, steps: newSteps(), startedAt: time.Now(), metrics: metrics.New()}
 	ok := false
 	defer func() {
 		if !ok {
@@ -193,17 +119,6 @@ func New(ctx context.Context, opts Options) (*ControlPlane, error) {
 	}
 	ok = true
 	return cp, nil
-}
-
-func (cp *ControlPlane) validate() error {
-	var errs []error
-	if cp.opts.DataDir == "" {
-		errs = append(errs, errors.New("a data directory is required"))
-	}
-	if cp.opts.ServiceClusterIPRange == nil {
-		errs = append(errs, errors.New("a service cluster IP range is required"))
-	}
-	return errors.Join(errs...)
 }
 
 func (cp *ControlPlane) ensureCerts() error {
@@ -335,11 +250,7 @@ const CompactionInterval = 5 * time.Minute
 
 // URL is where clients reach the API.
 func (cp *ControlPlane) URL() string {
-	host := cp.opts.AdvertiseAddress
-	if host == nil || host.IsUnspecified() {
-		host = net.IPv4(127, 0, 0, 1)
-	}
-	return "https://" + net.JoinHostPort(host.String(), strconv.Itoa(cp.Port()))
+	return "https://" + net.JoinHostPort(cp.opts.AdvertiseAddress.String(), strconv.Itoa(cp.Port()))
 }
 
 // Port is the port the API listens on (resolved when Options.Port was 0).

@@ -3,13 +3,13 @@ package controlplane
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"reflect"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +22,12 @@ import (
 	"github.com/devplane/devplane/apiserver/openapi"
 	"github.com/devplane/devplane/apiserver/printers"
 	"github.com/devplane/devplane/apiserver/registry"
+	"github.com/devplane/devplane/apiserver/registry/core/componentstatus"
+	"github.com/devplane/devplane/apiserver/registry/core/node"
+	"github.com/devplane/devplane/apiserver/registry/core/pod"
+	"github.com/devplane/devplane/apiserver/registry/core/service"
+	"github.com/devplane/devplane/apiserver/registry/networking/ipaddress"
+	"github.com/devplane/devplane/apiserver/registry/networking/servicecidr"
 	"github.com/devplane/devplane/apiserver/request"
 	"github.com/devplane/devplane/apiserver/storage"
 	"github.com/devplane/devplane/apiserver/version"
@@ -65,17 +71,24 @@ func (cp *ControlPlane) installCoreAPI() error {
 		res := registry.NewResourceFromBuiltin(k, store, registry.WithEventTTL(cp.opts.EventTTL))
 		res.Table = printers.For(res.GVR.GroupResource())
 		if k.GroupVersion.Group == "" && k.Resource == "services" {
-			if err := cp.serviceAllocation(res.Store); err != nil {
+			repair := service.InstallAllocation(res.Store, cp.Etcd.Client(), cp.opts.ServiceClusterIPRange, cp.logger)
+			if err := cp.Core.AddPostStartHook("start-service-ip-repair", func(ctx context.Context) error {
+				go repair(ctx)
+				return nil
+			}); err != nil {
 				return err
 			}
 		}
 		reg.Add(res)
 	}
 	cp.CoreRegistry = reg
-	cp.installBinding()
-	cp.installPodSubresources()
-	cp.installEviction()
-	cp.installComponentStatuses()
+	pod.InstallBinding(reg)
+	pod.InstallSubresources(reg)
+	pod.InstallEviction(reg)
+	node.InstallProxy(reg)
+	service.InstallProxy(reg)
+	componentstatus.Install(reg, componentstatus.Components{EtcdReady: cp.Etcd.Ready,
+		ControllersRun: !cp.opts.DisableControllers, SchedulerRuns: cp.opts.Nodes > 0 && !cp.opts.DisableControllers})
 	cp.installAdmission()
 	cp.Core.SetAPIHandler(func(next http.Handler) http.Handler {
 		return endpoints.NewAPIHandler(reg, endpoints.Options{
@@ -107,6 +120,25 @@ func (cp *ControlPlane) installCoreAPI() error {
 		return err
 	}
 	return cp.installWorkloads()
+}
+
+// installServiceCIDRs keeps the default ServiceCIDR for the service cluster
+// IP range and the IPAddress records of allocated Service IPs.
+func (cp *ControlPlane) installServiceCIDRs() error {
+	cidrs, ok1 := cp.CoreRegistry.Lookup(networkingv1.GroupName, "v1", "servicecidrs")
+	ips, ok2 := cp.CoreRegistry.Lookup(networkingv1.GroupName, "v1", "ipaddresses")
+	services, ok3 := cp.CoreRegistry.Lookup("", "v1", "services")
+	if !ok1 || !ok2 || !ok3 || cidrs.Store == nil || ips.Store == nil || services.Store == nil || cp.opts.ServiceClusterIPRange == nil {
+		return nil
+	}
+	return cp.Core.AddPostStartHook("start-kubernetes-service-cidr-controller", func(ctx context.Context) error {
+		ctx = request.AsAPIServer(ctx)
+		if err := retry(ctx, func() error { return servicecidr.EnsureDefault(ctx, cidrs.Store, cp.opts.ServiceClusterIPRange) }); err != nil {
+			return err
+		}
+		go ipaddress.KeepRecords(ctx, services.Store, ips.Store, cp.logger)
+		return nil
+	})
 }
 
 // installOpenAPI serves /openapi/v2 and /openapi/v3 from the head and keeps
@@ -199,13 +231,6 @@ func (cp *ControlPlane) bootstrapKubernetesService(ctx context.Context) error {
 	// The Endpoints and EndpointSlice list the live replicas: the lease
 	// endpoint reconciler (controllers) keeps them.
 	return nil
-}
-
-func (cp *ControlPlane) advertiseIP() net.IP {
-	if ip := cp.opts.AdvertiseAddress; ip != nil && !ip.IsUnspecified() {
-		return ip
-	}
-	return net.IPv4(127, 0, 0, 1)
 }
 
 func waitForNamespace(ctx context.Context, namespaces *registry.Store, name string) error {

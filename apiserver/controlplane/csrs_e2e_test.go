@@ -312,3 +312,66 @@ func parseCertificate(t *testing.T, data []byte) *x509.Certificate {
 	}
 	return cert
 }
+
+// /approval is kube's approval strategy: the request's conditions are
+// validated as any write's (a condition type of the approver's own is
+// fine; Approved with status False is not), and its metadata is kept
+// while its spec and the rest of its status stay as stored.
+func TestCSRApprovalAsKube(t *testing.T) {
+	s := startControlPlane(t, "")
+	csrs := s.clientset(t, false).CertificatesV1().CertificateSigningRequests()
+	ctx := context.Background()
+	request, _ := newCSR(t, pkix.Name{CommonName: "jane"})
+	for _, name := range []string{"custom", "false", "labelled"} {
+		if _, err := csrs.Create(ctx, csrFor(name, request, "example.com/signer", certificatesv1.UsageClientAuth), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(name string) *certificatesv1.CertificateSigningRequest {
+		t.Helper()
+		csr, err := csrs.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return csr
+	}
+
+	// A condition of the approver's own type goes in beside the decision.
+	csr := get("custom")
+	csr.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{
+		{Type: "Reviewed", Status: corev1.ConditionTrue, Reason: "ByTeam"},
+		{Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: "Approver"},
+	}
+	approved, err := csrs.UpdateApproval(ctx, "custom", csr, metav1.UpdateOptions{})
+	if err != nil {
+		t.Errorf("approval with a custom condition type: %v", err)
+	} else if len(approved.Status.Conditions) != 2 || approved.Status.Conditions[0].Type != "Reviewed" || approved.Status.Conditions[0].LastUpdateTime.IsZero() {
+		t.Errorf("conditions after approval: %+v", approved.Status.Conditions)
+	}
+
+	// Approved, Denied and Failed are True or absent.
+	csr = get("false")
+	csr.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{{Type: certificatesv1.CertificateApproved, Status: corev1.ConditionFalse, Reason: "NotYet"}}
+	_, err = csrs.UpdateApproval(ctx, "false", csr, metav1.UpdateOptions{})
+	want := `status.conditions[0].status: Unsupported value: "False": supported values: "True"`
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), want) {
+		t.Errorf("Approved=False: want 422 with %q, got %v", want, err)
+	}
+	if conditions := get("false").Status.Conditions; len(conditions) != 0 {
+		t.Errorf("the refused approval was stored: %+v", conditions)
+	}
+
+	// Metadata comes from the request; spec and certificate do not.
+	csr = get("labelled")
+	csr.Labels = map[string]string{"reviewed-by": "team-a"}
+	csr.Spec.SignerName = "example.com/other"
+	csr.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{{Type: certificatesv1.CertificateDenied, Status: corev1.ConditionTrue, Reason: "Nope"}}
+	if _, err := csrs.UpdateApproval(ctx, "labelled", csr, metav1.UpdateOptions{}); err != nil {
+		t.Errorf("denying through /approval: %v", err)
+	}
+	stored := get("labelled")
+	if stored.Labels["reviewed-by"] != "team-a" || stored.Spec.SignerName != "example.com/signer" ||
+		len(stored.Status.Conditions) != 1 || stored.Status.Conditions[0].Type != certificatesv1.CertificateDenied {
+		t.Errorf("after /approval: labels %v, signer %q, conditions %+v", stored.Labels, stored.Spec.SignerName, stored.Status.Conditions)
+	}
+}

@@ -11,22 +11,22 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/devplane/devplane/apiserver/authn"
 	"github.com/devplane/devplane/apiserver/authz"
 	"github.com/devplane/devplane/apiserver/registry"
+	"github.com/devplane/devplane/apiserver/registry/authentication/selfsubjectreview"
+	"github.com/devplane/devplane/apiserver/registry/authentication/tokenreview"
+	"github.com/devplane/devplane/apiserver/registry/authorization/accessreview"
+	"github.com/devplane/devplane/apiserver/registry/certificates/certificatesigningrequest"
+	serviceaccountregistry "github.com/devplane/devplane/apiserver/registry/core/serviceaccount"
+	rbacregistry "github.com/devplane/devplane/apiserver/registry/rbac"
 	"github.com/devplane/devplane/apiserver/request"
 	"github.com/devplane/devplane/apiserver/serviceaccount"
-)
-
-// Authorization modes (--authorization-mode).
-const (
-	AuthorizationModeRBAC        = "RBAC"
-	AuthorizationModeAlwaysAllow = "AlwaysAllow"
 )
 
 // security is who may do what: the authenticators, the authorizer, the
@@ -47,9 +47,6 @@ type security struct {
 // the server serves.
 func (cp *ControlPlane) newSecurity() (*security, error) {
 	s := &security{cp: cp, mode: cp.opts.AuthorizationMode}
-	if s.mode == "" {
-		s.mode = AuthorizationModeRBAC
-	}
 	var err error
 	if s.issuer, err = serviceaccount.NewIssuer(cp.Certs.ServiceAccountKey, cp.opts.ServiceAccountIssuer); err != nil {
 		return nil, fmt.Errorf("service account issuer: %w", err)
@@ -65,14 +62,12 @@ func (cp *ControlPlane) newSecurity() (*security, error) {
 	}
 	union = append(union, s.saTokens, unknownBearer{})
 	s.authenticator = union
-	switch s.mode {
-	case AuthorizationModeRBAC:
+	// Options.Validate allowed only these two modes.
+	if s.mode == AuthorizationModeAlwaysAllow {
+		s.authorizer = authz.AlwaysAllow{}
+	} else {
 		s.rbac = authz.NewRBAC(storeRules{cp})
 		s.authorizer = s.rbac
-	case AuthorizationModeAlwaysAllow:
-		s.authorizer = authz.AlwaysAllow{}
-	default:
-		return nil, fmt.Errorf("--authorization-mode: unknown mode %q (RBAC or AlwaysAllow)", s.mode)
 	}
 	return s, nil
 }
@@ -91,6 +86,33 @@ func (unknownBearer) AuthenticateRequest(r *http.Request) (*request.User, bool, 
 		return nil, false, errors.New("invalid bearer token")
 	}
 	return nil, false, nil
+}
+
+// authenticateToken is TokenReview's authentication of a bearer token: a
+// static token, or a service-account token meant for audiences (none: the
+// issuer's own).
+func (s *security) authenticateToken(ctx context.Context, token string, audiences []string) (*request.User, bool, error) {
+	saTokens := s.saTokens
+	if len(audiences) > 0 {
+		saTokens = serviceaccount.Authenticator(s.issuer, audiences, s.lookupServiceAccount).WithBoundObjects(s.lookupBoundObject).
+			WithLegacySecrets(s.lookupTokenSecret)
+	}
+	if s.staticTokens != nil {
+		r, _ := http.NewRequestWithContext(ctx, http.MethodPost, "/", nil)
+		r.Header.Set("Authorization", "Bearer "+token)
+		if u, ok, err := s.staticTokens.AuthenticateRequest(r); ok || err != nil {
+			return u, ok, err
+		}
+	}
+	return saTokens.AuthenticateToken(token)
+}
+
+func uidOf(obj runtime.Object) types.UID {
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return acc.GetUID()
 }
 
 // lookupCtx bounds the cache reads done on behalf of authn and authz.
@@ -207,17 +229,24 @@ func (r storeRules) GetRole(namespace, name string) (*rbacv1.Role, bool) {
 // installSecurity serves the review and token resources, guards the RBAC
 // stores against escalation, and adds the RBAC bootstrap and aggregation.
 func (cp *ControlPlane) installSecurity(s *security) error {
-	s.installReviews()
-	s.installCSRs()
+	var rules accessreview.RuleResolver // nil: AlwaysAllow
+	if s.rbac != nil {
+		rules = s.rbac
+	}
+	accessreview.Install(cp.CoreRegistry, s.authorizer, rules)
+	tokenreview.Install(cp.CoreRegistry, s.authenticateToken, []string{s.issuer.URL()})
+	selfsubjectreview.Install(cp.CoreRegistry)
+	serviceaccountregistry.InstallToken(cp.CoreRegistry, s.issuer)
+	certificatesigningrequest.Install(cp.CoreRegistry, s.authorizer)
 	if s.rbac == nil {
 		return nil
 	}
-	s.guardRBACStores()
+	rbacregistry.GuardEscalation(cp.CoreRegistry, s.rbac)
 	if err := cp.Core.AddPostStartHook("rbac/bootstrap-roles", s.bootstrapRBAC); err != nil {
 		return err
 	}
 	return cp.Core.AddPostStartHook("start-cluster-role-aggregation", func(ctx context.Context) error {
-		go s.runAggregation(ctx)
+		go rbacregistry.RunAggregation(ctx, s.cp.store(rbacv1.GroupName, "v1", "clusterroles"), s.cp.logger)
 		return nil
 	})
 }
@@ -232,89 +261,6 @@ func (cp *ControlPlane) installIssuerDiscovery(s *security) error {
 	cp.Aggregator.Handle(serviceaccount.OpenIDConfigPath, h)
 	cp.Aggregator.Handle(serviceaccount.JWKSPath, h)
 	return nil
-}
-
-// guardRBACStores refuses Roles, ClusterRoles and bindings that would
-// grant their author more than it holds (kube's escalation checks).
-func (s *security) guardRBACStores() {
-	user := func(ctx context.Context) (*request.User, bool) { return request.UserFrom(ctx) }
-	roles := s.cp.store(rbacv1.GroupName, "v1", "roles")
-	roles.Hooks.BeforeCreate = func(ctx context.Context, obj runtime.Object) (func(), error) {
-		u, ok := user(ctx)
-		if !ok {
-			return nil, nil
-		}
-		r := obj.(*rbacv1.Role)
-		return nil, s.rbac.RoleChangeAllowed(ctx, u, "roles", r.Namespace, r.Name, r.Rules)
-	}
-	roles.Hooks.BeforeUpdate = func(ctx context.Context, obj, old runtime.Object) (func(), func(), error) {
-		u, ok := user(ctx)
-		r, o := obj.(*rbacv1.Role), old.(*rbacv1.Role)
-		if !ok || equality.Semantic.DeepEqual(r.Rules, o.Rules) {
-			return nil, nil, nil
-		}
-		return nil, nil, s.rbac.RoleChangeAllowed(ctx, u, "roles", r.Namespace, r.Name, r.Rules)
-	}
-	clusterRoles := s.cp.store(rbacv1.GroupName, "v1", "clusterroles")
-	checkClusterRole := func(ctx context.Context, u *request.User, r *rbacv1.ClusterRole, old *rbacv1.ClusterRole) error {
-		if r.AggregationRule != nil && (old == nil || !equality.Semantic.DeepEqual(r.AggregationRule, old.AggregationRule)) {
-			if err := s.rbac.AggregationRuleAllowed(ctx, u, r.Name); err != nil {
-				return err
-			}
-		}
-		if old != nil && equality.Semantic.DeepEqual(r.Rules, old.Rules) {
-			return nil
-		}
-		return s.rbac.RoleChangeAllowed(ctx, u, "clusterroles", "", r.Name, r.Rules)
-	}
-	clusterRoles.Hooks.BeforeCreate = func(ctx context.Context, obj runtime.Object) (func(), error) {
-		u, ok := user(ctx)
-		if !ok {
-			return nil, nil
-		}
-		return nil, checkClusterRole(ctx, u, obj.(*rbacv1.ClusterRole), nil)
-	}
-	clusterRoles.Hooks.BeforeUpdate = func(ctx context.Context, obj, old runtime.Object) (func(), func(), error) {
-		u, ok := user(ctx)
-		if !ok {
-			return nil, nil, nil
-		}
-		return nil, nil, checkClusterRole(ctx, u, obj.(*rbacv1.ClusterRole), old.(*rbacv1.ClusterRole))
-	}
-	roleBindings := s.cp.store(rbacv1.GroupName, "v1", "rolebindings")
-	roleBindings.Hooks.BeforeCreate = func(ctx context.Context, obj runtime.Object) (func(), error) {
-		u, ok := user(ctx)
-		if !ok {
-			return nil, nil
-		}
-		b := obj.(*rbacv1.RoleBinding)
-		return nil, s.rbac.BindingAllowed(ctx, u, "rolebindings", b.Namespace, b.Name, b.RoleRef)
-	}
-	roleBindings.Hooks.BeforeUpdate = func(ctx context.Context, obj, old runtime.Object) (func(), func(), error) {
-		u, ok := user(ctx)
-		b, o := obj.(*rbacv1.RoleBinding), old.(*rbacv1.RoleBinding)
-		if !ok || (equality.Semantic.DeepEqual(b.Subjects, o.Subjects) && b.RoleRef == o.RoleRef) {
-			return nil, nil, nil
-		}
-		return nil, nil, s.rbac.BindingAllowed(ctx, u, "rolebindings", b.Namespace, b.Name, b.RoleRef)
-	}
-	clusterRoleBindings := s.cp.store(rbacv1.GroupName, "v1", "clusterrolebindings")
-	clusterRoleBindings.Hooks.BeforeCreate = func(ctx context.Context, obj runtime.Object) (func(), error) {
-		u, ok := user(ctx)
-		if !ok {
-			return nil, nil
-		}
-		b := obj.(*rbacv1.ClusterRoleBinding)
-		return nil, s.rbac.BindingAllowed(ctx, u, "clusterrolebindings", "", b.Name, b.RoleRef)
-	}
-	clusterRoleBindings.Hooks.BeforeUpdate = func(ctx context.Context, obj, old runtime.Object) (func(), func(), error) {
-		u, ok := user(ctx)
-		b, o := obj.(*rbacv1.ClusterRoleBinding), old.(*rbacv1.ClusterRoleBinding)
-		if !ok || (equality.Semantic.DeepEqual(b.Subjects, o.Subjects) && b.RoleRef == o.RoleRef) {
-			return nil, nil, nil
-		}
-		return nil, nil, s.rbac.BindingAllowed(ctx, u, "clusterrolebindings", "", b.Name, b.RoleRef)
-	}
 }
 
 // bootstrapRBAC creates the bootstrap policy, and brings existing bootstrap
@@ -337,7 +283,7 @@ func (s *security) bootstrapRBAC(ctx context.Context) error {
 		wg.Go(func() {
 			for i := int(next.Add(1)) - 1; i < len(objects); i = int(next.Add(1)) - 1 {
 				obj := objects[i]
-				if err := retry(ctx, func() error { return s.reconcileBootstrap(ctx, obj) }); err != nil {
+				if err := retry(ctx, func() error { return rbacregistry.ReconcileBootstrapObject(ctx, s.cp.CoreRegistry, obj) }); err != nil {
 					errs[i] = fmt.Errorf("bootstrap %T %s: %w", obj, nameOf(obj), err)
 				}
 			}
@@ -349,142 +295,3 @@ func (s *security) bootstrapRBAC(ctx context.Context) error {
 
 // bootstrapWorkers bound the bootstrap policy objects written at once.
 const bootstrapWorkers = 8
-
-func (s *security) reconcileBootstrap(ctx context.Context, wanted runtime.Object) error {
-	var resource string
-	switch wanted.(type) {
-	case *rbacv1.ClusterRole:
-		resource = "clusterroles"
-	case *rbacv1.ClusterRoleBinding:
-		resource = "clusterrolebindings"
-	case *rbacv1.Role:
-		resource = "roles"
-	case *rbacv1.RoleBinding:
-		resource = "rolebindings"
-	default:
-		return fmt.Errorf("unexpected bootstrap object %T", wanted)
-	}
-	store := s.cp.store(rbacv1.GroupName, "v1", resource)
-	ns, name := namespaceOf(wanted), nameOf(wanted)
-	existing, err := store.Get(ctx, ns, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		_, err = store.Create(ctx, ns, wanted.DeepCopyObject(), metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			return errors.New("created concurrently; retrying")
-		}
-		return err
-	}
-	if err != nil {
-		return err
-	}
-	var result runtime.Object
-	var update, recreate bool
-	switch w := wanted.(type) {
-	case *rbacv1.ClusterRole:
-		result, update = authz.Reconcile(existing.(*rbacv1.ClusterRole), w)
-	case *rbacv1.Role:
-		result, update = authz.ReconcileRole(existing.(*rbacv1.Role), w)
-	case *rbacv1.ClusterRoleBinding:
-		e := existing.(*rbacv1.ClusterRoleBinding)
-		recreate = authz.RoleRefChanged(e.RoleRef, w.RoleRef) && !protectedMeta(e.ObjectMeta)
-		result, update = authz.ReconcileClusterRoleBinding(e, w)
-	case *rbacv1.RoleBinding:
-		e := existing.(*rbacv1.RoleBinding)
-		recreate = authz.RoleRefChanged(e.RoleRef, w.RoleRef) && !protectedMeta(e.ObjectMeta)
-		result, update = authz.ReconcileRoleBinding(e, w)
-	}
-	if recreate {
-		// A roleRef cannot change: replace the binding.
-		if _, _, err := store.Delete(ctx, ns, name, &metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return err
-		}
-		_, err := store.Create(ctx, ns, wanted.DeepCopyObject(), metav1.CreateOptions{})
-		return err
-	}
-	if !update {
-		return nil
-	}
-	_, _, err = store.Update(ctx, ns, name, "", func(_ context.Context, _ runtime.Object) (runtime.Object, error) {
-		return result.DeepCopyObject(), nil
-	}, metav1.UpdateOptions{})
-	return err
-}
-
-func protectedMeta(m metav1.ObjectMeta) bool {
-	return m.Annotations[rbacv1.AutoUpdateAnnotationKey] == "false"
-}
-
-// runAggregation keeps aggregated ClusterRoles (admin, edit, view and any
-// user-defined ones) current, as kube's clusterrole-aggregation controller:
-// it watches ClusterRoles and recomputes after every change.
-func (s *security) runAggregation(ctx context.Context) {
-	ctx = request.AsAPIServer(ctx)
-	store := s.cp.store(rbacv1.GroupName, "v1", "clusterroles")
-	for ctx.Err() == nil {
-		w, err := store.Watch(ctx, "", metav1.ListOptions{ResourceVersion: "0", AllowWatchBookmarks: false})
-		if err != nil {
-			s.cp.logger.Warn("cluster role aggregation: watch failed", "err", err)
-			sleepCtx(ctx, time.Second)
-			continue
-		}
-		s.aggregate(ctx, store)
-	events:
-		for {
-			select {
-			case <-ctx.Done():
-				w.Stop()
-				return
-			case _, ok := <-w.ResultChan():
-				if !ok {
-					break events
-				}
-				// Coalesce bursts (the initial list, bulk edits).
-				for drained := false; !drained; {
-					select {
-					case _, ok := <-w.ResultChan():
-						if !ok {
-							drained = true
-						}
-					case <-time.After(20 * time.Millisecond):
-						drained = true
-					}
-				}
-				s.aggregate(ctx, store)
-			}
-		}
-		w.Stop()
-		sleepCtx(ctx, 100*time.Millisecond)
-	}
-}
-
-func (s *security) aggregate(ctx context.Context, store *registry.Store) {
-	obj, err := store.List(ctx, "", metav1.ListOptions{ResourceVersion: "0"})
-	if err != nil {
-		return
-	}
-	items := obj.(*rbacv1.ClusterRoleList).Items
-	roles := make([]*rbacv1.ClusterRole, len(items))
-	for i := range items {
-		roles[i] = &items[i]
-	}
-	for _, changed := range authz.AggregateClusterRoles(roles) {
-		_, _, err := store.Update(ctx, "", changed.Name, "", func(_ context.Context, current runtime.Object) (runtime.Object, error) {
-			out := current.DeepCopyObject().(*rbacv1.ClusterRole)
-			if out.AggregationRule == nil || !equality.Semantic.DeepEqual(out.AggregationRule, changed.AggregationRule) {
-				return nil, errors.New("aggregation rule changed meanwhile")
-			}
-			out.Rules = changed.Rules
-			return out, nil
-		}, metav1.UpdateOptions{})
-		if err != nil && ctx.Err() == nil {
-			s.cp.logger.Info("cluster role aggregation: update failed", "clusterrole", changed.Name, "err", err)
-		}
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) {
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
-	}
-}

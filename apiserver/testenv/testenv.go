@@ -95,11 +95,6 @@ const (
 // dir and returns once it is ready and Options' CRDs and webhooks are
 // installed. ctx bounds the start only; Stop ends the Instance.
 func Start(ctx context.Context, opts Options) (*Instance, error) {
-	switch opts.AuthorizationMode {
-	case "", "RBAC", "AlwaysAllow":
-	default:
-		return nil, fmt.Errorf("testenv: unknown authorization mode %q: use RBAC or AlwaysAllow", opts.AuthorizationMode)
-	}
 	if _, ok := ctx.Deadline(); !ok {
 		timeout := opts.StartTimeout
 		if timeout <= 0 {
@@ -122,23 +117,26 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("testenv: %w", err)
 	}
-	_, serviceRange, _ := net.ParseCIDR("10.0.0.0/24")
-	// The instance outlives ctx: it runs until Stop.
-	runCtx, cancel := context.WithCancel(context.Background())
-	cp, err := controlplane.New(runCtx, controlplane.Options{
-		Name:                  "testenv",
-		DataDir:               dir,
-		Listener:              ln,
-		BindAddress:           net.IPv4(127, 0, 0, 1),
-		AdvertiseAddress:      net.IPv4(127, 0, 0, 1),
-		ServiceClusterIPRange: serviceRange,
-		UnsafeNoFsync:         opts.FastStorage == nil || *opts.FastStorage,
-		AuthorizationMode:     opts.AuthorizationMode,
-		Nodes:                 nodesOf(opts),
+	cpOpts := controlplane.Options{
+		Name:              "testenv",
+		DataDir:           dir,
+		Listener:          ln,
+		UnsafeNoFsync:     opts.FastStorage == nil || *opts.FastStorage,
+		AuthorizationMode: opts.AuthorizationMode,
+		Nodes:             nodesOf(opts),
 		// Tests talk to it over loopback: gzip would only cost CPU.
 		DisableCompressionForClientIPs: controlplane.LoopbackNetworks(),
 		Logger:                         logger,
-	})
+	}
+	cpOpts.Complete()
+	if err := cpOpts.Validate(); err != nil {
+		ln.Close()
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("testenv: %w", err)
+	}
+	// The instance outlives ctx: it runs until Stop.
+	runCtx, cancel := context.WithCancel(context.Background())
+	cp, err := controlplane.New(runCtx, cpOpts)
 	if err != nil {
 		cancel()
 		ln.Close()

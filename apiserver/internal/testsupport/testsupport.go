@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,8 +28,9 @@ const (
 )
 
 // StartDevplane starts devplane and waits until it is ready. Unset fields of
-// opts default to a test instance: name "test", a temp data dir of t,
-// 127.0.0.1 on a free port, service range 10.0.0.0/24; fsync is always off.
+// opts default to a test instance: name "test", a temp data dir of t, and
+// otherwise Options' defaults (127.0.0.1 on a free port); fsync is always
+// off.
 // stop ends it and fails t unless it stops cleanly in time; it runs at t's
 // cleanup too and may be called earlier, e.g. to restart on the same dir.
 func StartDevplane(t testing.TB, opts controlplane.Options) (cp *controlplane.ControlPlane, stop func()) {
@@ -41,13 +41,11 @@ func StartDevplane(t testing.TB, opts controlplane.Options) (cp *controlplane.Co
 	if opts.DataDir == "" {
 		opts.DataDir = t.TempDir()
 	}
-	if opts.BindAddress == nil {
-		opts.BindAddress = net.IPv4(127, 0, 0, 1)
-	}
-	if opts.ServiceClusterIPRange == nil {
-		_, opts.ServiceClusterIPRange, _ = net.ParseCIDR("10.0.0.0/24")
-	}
 	opts.UnsafeNoFsync = true
+	opts.Complete()
+	if err := opts.Validate(); err != nil {
+		t.Fatalf("devplane options: %v", err)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var err error

@@ -1,9 +1,12 @@
-package controlplane
+package service
 
 import (
 	"context"
+	"log/slog"
+	"net"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,12 +25,14 @@ const (
 	serviceRepairInterval = 3 * time.Minute
 )
 
-// serviceAllocation gives Services cluster IPs and node ports kept in etcd,
-// so allocation survives restarts and is shared by replicas.
-func (cp *ControlPlane) serviceAllocation(services *registry.Store) error {
+// InstallAllocation gives Services cluster IPs from serviceRange and node
+// ports, kept in etcd so allocation survives restarts and is shared by
+// replicas. repair frees, until ctx ends, what no Service owns (kube's
+// start-service-ip-repair).
+func InstallAllocation(services *registry.Store, client *clientv3.Client, serviceRange *net.IPNet, logger *slog.Logger) (repair func(ctx context.Context)) {
 	allocator := &ipalloc.Services{
-		IPs:       ipalloc.NewServiceIPRange(cp.Etcd.Client(), cp.opts.ServiceClusterIPRange),
-		NodePorts: ipalloc.NewNodePortRange(cp.Etcd.Client(), nodePortBase, nodePortSize),
+		IPs:       ipalloc.NewServiceIPRange(client, serviceRange),
+		NodePorts: ipalloc.NewNodePortRange(client, nodePortBase, nodePortSize),
 	}
 	services.Hooks = registry.Hooks{
 		BeforeCreate: func(ctx context.Context, obj runtime.Object) (func(), error) {
@@ -48,35 +53,32 @@ func (cp *ControlPlane) serviceAllocation(services *registry.Store) error {
 		AfterDelete: func(ctx context.Context, obj runtime.Object) {
 			if svc, ok := obj.(*corev1.Service); ok {
 				if err := allocator.OnDelete(context.WithoutCancel(ctx), svc); err != nil {
-					cp.logger.Warn("releasing a deleted Service's addresses; the repair loop will retry", "service", svc.Namespace+"/"+svc.Name, "err", err)
+					logger.Warn("releasing a deleted Service's addresses; the repair loop will retry", "service", svc.Namespace+"/"+svc.Name, "err", err)
 				}
 			}
 		},
 	}
-	return cp.Core.AddPostStartHook("start-service-ip-repair", func(ctx context.Context) error {
-		go func() {
-			tick := time.NewTicker(serviceRepairInterval)
-			defer tick.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-tick.C:
-				}
-				list, err := services.List(request.AsAPIServer(ctx), "", metav1.ListOptions{})
-				if err != nil {
-					continue
-				}
-				items := list.(*corev1.ServiceList).Items
-				live := make([]*corev1.Service, len(items))
-				for i := range items {
-					live[i] = &items[i]
-				}
-				if _, err := allocator.Repair(ctx, live); err != nil {
-					cp.logger.Warn("service address repair", "err", err)
-				}
+	return func(ctx context.Context) {
+		tick := time.NewTicker(serviceRepairInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
 			}
-		}()
-		return nil
-	})
+			list, err := services.List(request.AsAPIServer(ctx), "", metav1.ListOptions{})
+			if err != nil {
+				continue
+			}
+			items := list.(*corev1.ServiceList).Items
+			live := make([]*corev1.Service, len(items))
+			for i := range items {
+				live[i] = &items[i]
+			}
+			if _, err := allocator.Repair(ctx, live); err != nil {
+				logger.Warn("service address repair", "err", err)
+			}
+		}
+	}
 }

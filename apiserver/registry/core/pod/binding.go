@@ -1,4 +1,7 @@
-package controlplane
+// Package pod holds what pods serve beyond the generic store: binding,
+// eviction against PodDisruptionBudgets, ephemeral containers, in-place
+// resize, and the kubelet's subresources answered with a clear Status.
+package pod
 
 import (
 	"context"
@@ -11,11 +14,11 @@ import (
 	"github.com/devplane/devplane/apiserver/registry"
 )
 
-// installBinding serves what a scheduler writes: pods/<name>/binding and
+// InstallBinding serves what a scheduler writes: pods/<name>/binding and
 // the older namespaced bindings resource (the Binding names the pod), both
 // answered with kube's Success Status.
-func (cp *ControlPlane) installBinding() {
-	pods, ok := cp.CoreRegistry.Lookup("", "v1", "pods")
+func InstallBinding(reg *registry.Registry) {
+	pods, ok := reg.Lookup("", "v1", "pods")
 	if !ok || pods.Store == nil {
 		return
 	}
@@ -32,10 +35,10 @@ func (cp *ControlPlane) installBinding() {
 		return &metav1.Status{Status: metav1.StatusSuccess, Code: http.StatusCreated}, nil
 	}
 
-	cp.CoreRegistry.AddCreateSubresource(pods.GVR, "binding", &registry.SubresourceCreate{
+	reg.AddCreateSubresource(pods.GVR, "binding", &registry.SubresourceCreate{
 		Kind: corev1.SchemeGroupVersion.WithKind("Binding"), New: newBinding, Create: bind})
 
-	cp.CoreRegistry.Add(&registry.Resource{
+	reg.Add(&registry.Resource{
 		GVR:        corev1.SchemeGroupVersion.WithResource("bindings"),
 		Kind:       "Binding",
 		Singular:   "binding",

@@ -1,9 +1,8 @@
-package controlplane
+package pod
 
-// The subresources kube serves beside an object's own verbs that are not
-// status or scale: what pods, nodes and services answer for a kubelet or a
-// backend devplane does not have, ephemeral containers and in-place resize
-// of pods. (Certificate approval is with the rest of CSRs, csrs.go.)
+// What pods serve beside their own verbs that is not status or binding:
+// what a kubelet would answer (devplane has none), ephemeral containers
+// and in-place resize.
 
 import (
 	"context"
@@ -12,88 +11,43 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/devplane/devplane/apiserver/registry"
 )
 
-// noRuntime is the answer of everything that would reach a kubelet or a
-// container: a clear Status at once, never a hang.
-func noRuntime(what string) error {
-	return apierrors.NewBadRequest(what + ": devplane simulates its nodes and has no kubelet or container runtime behind this control plane")
-}
-
-// connect makes a connect-style subresource of kind kind that answers
-// with answer once the object exists (404 otherwise, as kube).
-func connect(store *registry.Store, kind string, verbs []string, answer func(namespace, name string) error) *registry.ConnectSubresource {
-	return &registry.ConnectSubresource{
-		Kind:  corev1.SchemeGroupVersion.WithKind(kind),
-		Verbs: verbs,
-		Serve: func(ctx context.Context, namespace, name string) error {
-			if _, err := store.Get(ctx, namespace, name, metav1.GetOptions{ResourceVersion: "0"}); err != nil {
-				return err
-			}
-			return answer(namespace, name)
-		},
+// InstallSubresources serves pods' log, exec, attach, portforward and
+// proxy (a clear Status: no kubelet), ephemeralcontainers and resize.
+func InstallSubresources(reg *registry.Registry) {
+	pods, ok := reg.Lookup("", "v1", "pods")
+	if !ok || pods.Store == nil {
+		return
 	}
-}
-
-var (
-	proxyVerbs  = []string{"create", "delete", "get", "patch", "update"}
-	streamVerbs = []string{"create", "get"}
-)
-
-// installPodSubresources serves pods' log, exec, attach, portforward and
-// proxy, ephemeralcontainers and resize, nodes/proxy and services/proxy.
-func (cp *ControlPlane) installPodSubresources() {
-	withSubresources := func(resource string, connects map[string]*registry.ConnectSubresource) {
-		res, ok := cp.CoreRegistry.Lookup("", "v1", resource)
-		if !ok || res.Store == nil {
-			return
-		}
-		copied := *res
-		copied.ConnectSubresources = connects
-		cp.CoreRegistry.Add(&copied)
+	s := pods.Store
+	connect := func(kind string, verbs []string, answer func(namespace, name string) error) *registry.ConnectSubresource {
+		return registry.NewConnect(s, corev1.SchemeGroupVersion.WithKind(kind), verbs, answer)
 	}
-	if pods, ok := cp.CoreRegistry.Lookup("", "v1", "pods"); ok && pods.Store != nil {
-		s := pods.Store
-		withSubresources("pods", map[string]*registry.ConnectSubresource{
-			"log": connect(s, "Pod", []string{"get"}, func(_, name string) error {
-				return noRuntime(fmt.Sprintf("pod %q has no container logs", name))
-			}),
-			"exec": connect(s, "PodExecOptions", streamVerbs, func(_, name string) error {
-				return noRuntime(fmt.Sprintf("cannot exec into pod %q", name))
-			}),
-			"attach": connect(s, "PodAttachOptions", streamVerbs, func(_, name string) error {
-				return noRuntime(fmt.Sprintf("cannot attach to pod %q", name))
-			}),
-			"portforward": connect(s, "PodPortForwardOptions", streamVerbs, func(_, name string) error {
-				return noRuntime(fmt.Sprintf("cannot port-forward to pod %q", name))
-			}),
-			"proxy": connect(s, "PodProxyOptions", proxyVerbs, func(_, name string) error {
-				return noRuntime(fmt.Sprintf("cannot proxy to pod %q", name))
-			}),
-		})
-		s.UpdateSubresources = map[string]registry.SubresourceUpdate{
-			"ephemeralcontainers": updateEphemeralContainers,
-			"resize":              resizePod,
-		}
-	}
-	if nodes, ok := cp.CoreRegistry.Lookup("", "v1", "nodes"); ok && nodes.Store != nil {
-		withSubresources("nodes", map[string]*registry.ConnectSubresource{
-			"proxy": connect(nodes.Store, "NodeProxyOptions", proxyVerbs, func(_, name string) error {
-				return noRuntime(fmt.Sprintf("cannot proxy to node %q", name))
-			}),
-		})
-	}
-	if services, ok := cp.CoreRegistry.Lookup("", "v1", "services"); ok && services.Store != nil {
-		withSubresources("services", map[string]*registry.ConnectSubresource{
-			"proxy": connect(services.Store, "ServiceProxyOptions", proxyVerbs, func(_, name string) error {
-				return noRuntime(fmt.Sprintf("cannot proxy to service %q: no pod behind it runs", name))
-			}),
-		})
+	reg.SetConnectSubresources(pods.GVR, map[string]*registry.ConnectSubresource{
+		"log": connect("Pod", []string{"get"}, func(_, name string) error {
+			return registry.NoRuntime(fmt.Sprintf("pod %q has no container logs", name))
+		}),
+		"exec": connect("PodExecOptions", registry.StreamVerbs, func(_, name string) error {
+			return registry.NoRuntime(fmt.Sprintf("cannot exec into pod %q", name))
+		}),
+		"attach": connect("PodAttachOptions", registry.StreamVerbs, func(_, name string) error {
+			return registry.NoRuntime(fmt.Sprintf("cannot attach to pod %q", name))
+		}),
+		"portforward": connect("PodPortForwardOptions", registry.StreamVerbs, func(_, name string) error {
+			return registry.NoRuntime(fmt.Sprintf("cannot port-forward to pod %q", name))
+		}),
+		"proxy": connect("PodProxyOptions", registry.ProxyVerbs, func(_, name string) error {
+			return registry.NoRuntime(fmt.Sprintf("cannot proxy to pod %q", name))
+		}),
+	})
+	s.UpdateSubresources = map[string]registry.SubresourceUpdate{
+		"ephemeralcontainers": updateEphemeralContainers,
+		"resize":              resizePod,
 	}
 }
 

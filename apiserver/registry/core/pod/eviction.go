@@ -1,4 +1,4 @@
-package controlplane
+package pod
 
 import (
 	"context"
@@ -25,17 +25,17 @@ const evictionRetries = 5
 // PodDisruptionBudget.
 const evictionBudgetMessage = "Cannot evict pod as it would violate the pod's disruption budget."
 
-// installEviction serves pods/eviction: the pod is deleted unless its
+// InstallEviction serves pods/eviction: the pod is deleted unless its
 // PodDisruptionBudget allows no disruption now (429, kube's message and
 // DisruptionBudget cause), taking one disruption from the budget first.
-func (cp *ControlPlane) installEviction() {
-	pods, ok := cp.CoreRegistry.Lookup("", "v1", "pods")
-	pdbs, ok2 := cp.CoreRegistry.Lookup(policyv1.GroupName, "v1", "poddisruptionbudgets")
+func InstallEviction(reg *registry.Registry) {
+	pods, ok := reg.Lookup("", "v1", "pods")
+	pdbs, ok2 := reg.Lookup(policyv1.GroupName, "v1", "poddisruptionbudgets")
 	if !ok || !ok2 || pods.Store == nil || pdbs.Store == nil {
 		return
 	}
 	e := &evictions{pods: pods.Store, pdbs: pdbs.Store}
-	cp.CoreRegistry.AddCreateSubresource(pods.GVR, "eviction", &registry.SubresourceCreate{
+	reg.AddCreateSubresource(pods.GVR, "eviction", &registry.SubresourceCreate{
 		Kind: policyv1.SchemeGroupVersion.WithKind("Eviction"), New: func() runtime.Object { return &policyv1.Eviction{} }, Create: e.evict})
 }
 

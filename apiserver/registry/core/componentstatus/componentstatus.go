@@ -1,4 +1,6 @@
-package controlplane
+// Package componentstatus serves the deprecated componentstatuses (kubectl
+// get cs), computed on each read.
+package componentstatus
 
 import (
 	"context"
@@ -13,12 +15,21 @@ import (
 	"github.com/devplane/devplane/apiserver/registry"
 )
 
-// installComponentStatuses serves the deprecated componentstatuses (kubectl
-// get cs): etcd's health checked for real, and the scheduler and
-// controller-manager as they are here: in-process, or not run at all.
-func (cp *ControlPlane) installComponentStatuses() {
+// Components are what componentstatuses report on.
+type Components struct {
+	// EtcdReady checks etcd's health for real.
+	EtcdReady func(ctx context.Context) error
+	// ControllersRun and SchedulerRuns say whether the in-process
+	// controllers and kube's scheduler run here.
+	ControllersRun, SchedulerRuns bool
+}
+
+// Install serves componentstatuses: etcd's health checked for real, and the
+// scheduler and controller-manager as they are here: in-process, or not
+// run at all.
+func Install(reg *registry.Registry, components Components) {
 	gvr := corev1.SchemeGroupVersion.WithResource("componentstatuses")
-	cp.CoreRegistry.Add(&registry.Resource{
+	reg.Add(&registry.Resource{
 		GVR:        gvr,
 		Kind:       "ComponentStatus",
 		ListKind:   "ComponentStatusList",
@@ -31,7 +42,7 @@ func (cp *ControlPlane) installComponentStatuses() {
 		Read: &registry.VirtualRead{
 			Warning: "v1 ComponentStatus is deprecated in v1.19+",
 			Get: func(ctx context.Context, name string) (runtime.Object, error) {
-				for _, cs := range cp.componentStatuses(ctx) {
+				for _, cs := range components.statuses(ctx) {
 					if cs.Name == name {
 						return &cs, nil
 					}
@@ -39,13 +50,13 @@ func (cp *ControlPlane) installComponentStatuses() {
 				return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
 			},
 			List: func(ctx context.Context) (runtime.Object, error) {
-				return &corev1.ComponentStatusList{Items: cp.componentStatuses(ctx)}, nil
+				return &corev1.ComponentStatusList{Items: components.statuses(ctx)}, nil
 			},
 		},
 	})
 }
 
-func (cp *ControlPlane) componentStatuses(ctx context.Context) []corev1.ComponentStatus {
+func (c Components) statuses(ctx context.Context) []corev1.ComponentStatus {
 	status := func(name string, err error, down string) corev1.ComponentStatus {
 		c := corev1.ComponentCondition{Type: corev1.ComponentHealthy, Status: corev1.ConditionTrue, Message: "ok"}
 		switch {
@@ -60,15 +71,15 @@ func (cp *ControlPlane) componentStatuses(ctx context.Context) []corev1.Componen
 	checkCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	var controllers, scheduler string
-	if cp.opts.DisableControllers {
+	if !c.ControllersRun {
 		controllers = "not run: devplane was started without its controllers"
 	}
-	if cp.opts.Nodes <= 0 || cp.opts.DisableControllers {
+	if !c.SchedulerRuns {
 		scheduler = "not run: devplane was started with no nodes (--nodes 0), so nothing is scheduled"
 	}
 	return []corev1.ComponentStatus{
 		status("controller-manager", nil, controllers),
-		status("etcd-0", cp.Etcd.Ready(checkCtx), ""),
+		status("etcd-0", c.EtcdReady(checkCtx), ""),
 		status("scheduler", nil, scheduler),
 	}
 }
