@@ -22,6 +22,7 @@ import (
 	"github.com/devplane/devplane/apiserver/openapi"
 	"github.com/devplane/devplane/apiserver/printers"
 	"github.com/devplane/devplane/apiserver/registry"
+	"github.com/devplane/devplane/apiserver/registry/strategies"
 	"github.com/devplane/devplane/apiserver/request"
 	"github.com/devplane/devplane/apiserver/storage"
 	"github.com/devplane/devplane/apiserver/version"
@@ -62,7 +63,8 @@ func (cp *ControlPlane) installCoreAPI() error {
 				ToStored: k.ToStored, FromStored: k.FromStored})
 			k.StoragePrefix = from.StoragePrefix // the same objects, under the same keys
 		}
-		res := registry.NewResourceFromBuiltin(k, store, registry.WithEventTTL(cp.opts.EventTTL))
+		res := registry.NewResourceFromBuiltin(k, store, registry.WithEventTTL(cp.opts.EventTTL),
+			strategies.For(k.GroupVersion.WithResource(k.Resource).GroupResource()))
 		res.Table = printers.For(res.GVR.GroupResource())
 		if k.GroupVersion.Group == "" && k.Resource == "services" {
 			if err := cp.serviceAllocation(res.Store); err != nil {
