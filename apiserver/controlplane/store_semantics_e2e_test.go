@@ -354,3 +354,36 @@ func TestWorkloadsDeploymentRevision(t *testing.T) {
 		t.Errorf("kubectl rollout history:\n%s\nwant revision 1", history)
 	}
 }
+
+// A running pod deleted with grace is stopped by its (simulated) kubelet,
+// which writes the stopped status and then deletes it, well before the
+// grace runs out.
+func TestWorkloadsKubeletEndsGracefullyDeletedPods(t *testing.T) {
+	_, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	pods := cs.CoreV1().Pods("default")
+	if _, err := pods.Create(ctx, boundPod("stopped", nil), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, cs, "default", "stopped", "running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	w := watchPod(t, cs, "default", "stopped")
+	if err := pods.Delete(ctx, "stopped", metav1.DeleteOptions{GracePeriodSeconds: utilptr.To[int64](30)}); err != nil {
+		t.Fatal(err)
+	}
+	marked := nextPodEvent(t, w, "the pod marked for deletion", func(typ watch.EventType, p *corev1.Pod) bool {
+		return typ == watch.Modified && p.DeletionTimestamp != nil
+	})
+	if g := marked.DeletionGracePeriodSeconds; g == nil || *g != 30 {
+		t.Fatalf("deletionGracePeriodSeconds = %v, want 30", g)
+	}
+	stopped := nextPodEvent(t, w, "the kubelet's stopped status", func(_ watch.EventType, p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodFailed
+	})
+	if cs := stopped.Status.ContainerStatuses; len(cs) != 1 || cs[0].State.Terminated == nil || cs[0].State.Terminated.ExitCode != 137 {
+		t.Errorf("container statuses once stopped: %+v, want app terminated with 137", cs)
+	}
+	nextPodEvent(t, w, "the pod deleted by its kubelet", func(typ watch.EventType, _ *corev1.Pod) bool { return typ == watch.Deleted })
+	if left := time.Until(marked.DeletionTimestamp.Time); left < 10*time.Second {
+		t.Errorf("the kubelet took until %v before the deadline; a simulated container stops at once", left)
+	}
+}
