@@ -336,6 +336,52 @@ func TestPodsAreDeletedGracefully(t *testing.T) {
 	})
 }
 
+// Deleting a namespace deletes its pods first and the rest only once they
+// are gone, as kube's namespace controller: a pod's ConfigMap outlives it.
+func TestNamespaceDeletionDeletesPodsFirst(t *testing.T) {
+	s := startControlPlane(t, t.TempDir())
+	cs := s.clientset(t, false)
+	ctx := context.Background()
+	const ns = "pods-first"
+	createNamespace(t, cs, ns)
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "config"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, boundPod("user", func(p *corev1.Pod) { p.Spec.NodeName = ghostNode }), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, cs, ns, "user", "terminating", func(p *corev1.Pod) bool { return p.DeletionTimestamp != nil })
+	// The namespace controller retries at least every second: three passes.
+	for range 6 {
+		time.Sleep(500 * time.Millisecond)
+		if _, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "config", metav1.GetOptions{}); err != nil {
+			t.Fatalf("the ConfigMap while its namespace's pod terminates: %v, want it kept", err)
+		}
+	}
+	got, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range got.Status.Conditions {
+		if c.Type == corev1.NamespaceContentRemaining && (c.Status != corev1.ConditionTrue || !strings.Contains(c.Message, "pods. has 1 resource instances")) {
+			t.Errorf("condition %s = %s %q, want pods remaining", c.Type, c.Status, c.Message)
+		}
+	}
+	if err := cs.CoreV1().Pods(ns).Delete(ctx, "user", metav1.DeleteOptions{GracePeriodSeconds: utilptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "namespace "+ns+" gone", func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+}
+
 // A Deployment gets its revision, which kube's deployment controller
 // writes through /status, and kubectl shows its rollout history.
 func TestWorkloadsDeploymentRevision(t *testing.T) {
