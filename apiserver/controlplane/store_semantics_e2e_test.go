@@ -251,6 +251,24 @@ func nextPodEvent(t *testing.T, w watch.Interface, what string, want func(watch.
 	}
 }
 
+// deleteWithGrace30 deletes a pod of default with a 30s grace and returns
+// the watch on it and the event that marked it for deletion.
+func deleteWithGrace30(t *testing.T, cs kubernetes.Interface, name string) (watch.Interface, *corev1.Pod) {
+	t.Helper()
+	w := watchPod(t, cs, "default", name)
+	err := cs.CoreV1().Pods("default").Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: utilptr.To[int64](30)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	marked := nextPodEvent(t, w, "the pod marked for deletion", func(typ watch.EventType, p *corev1.Pod) bool {
+		return typ == watch.Modified && p.DeletionTimestamp != nil
+	})
+	if g := marked.DeletionGracePeriodSeconds; g == nil || *g != 30 {
+		t.Fatalf("deletionGracePeriodSeconds = %v, want 30", g)
+	}
+	return w, marked
+}
+
 // Pods are deleted gracefully as kube's pod strategy says: with the grace
 // asked for (or the pod's terminationGracePeriodSeconds) once a kubelet
 // runs them, at once when not scheduled; a later delete may only shorten
@@ -278,16 +296,7 @@ func TestPodsAreDeletedGracefully(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := watchPod(t, cs, "default", "graceful")
-		if err := pods.Delete(ctx, "graceful", metav1.DeleteOptions{GracePeriodSeconds: utilptr.To[int64](30)}); err != nil {
-			t.Fatal(err)
-		}
-		marked := nextPodEvent(t, w, "the pod marked for deletion", func(typ watch.EventType, p *corev1.Pod) bool {
-			return typ == watch.Modified && p.DeletionTimestamp != nil
-		})
-		if g := marked.DeletionGracePeriodSeconds; g == nil || *g != 30 {
-			t.Fatalf("deletionGracePeriodSeconds = %v, want 30", g)
-		}
+		w, marked := deleteWithGrace30(t, cs, "graceful")
 		if left := time.Until(marked.DeletionTimestamp.Time); left < 20*time.Second || left > 31*time.Second {
 			t.Errorf("deletionTimestamp is %v from now, want about 30s", left)
 		}
@@ -412,16 +421,7 @@ func TestWorkloadsKubeletEndsGracefullyDeletedPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitPod(t, cs, "default", "stopped", "running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
-	w := watchPod(t, cs, "default", "stopped")
-	if err := pods.Delete(ctx, "stopped", metav1.DeleteOptions{GracePeriodSeconds: utilptr.To[int64](30)}); err != nil {
-		t.Fatal(err)
-	}
-	marked := nextPodEvent(t, w, "the pod marked for deletion", func(typ watch.EventType, p *corev1.Pod) bool {
-		return typ == watch.Modified && p.DeletionTimestamp != nil
-	})
-	if g := marked.DeletionGracePeriodSeconds; g == nil || *g != 30 {
-		t.Fatalf("deletionGracePeriodSeconds = %v, want 30", g)
-	}
+	w, marked := deleteWithGrace30(t, cs, "stopped")
 	stopped := nextPodEvent(t, w, "the kubelet's stopped status", func(_ watch.EventType, p *corev1.Pod) bool {
 		return p.Status.Phase == corev1.PodFailed
 	})
