@@ -97,6 +97,24 @@ func TestStatusWritesKeepMetadataAsTheKindsStrategySays(t *testing.T) {
 				"want the annotation, not the label, replicas 2, observedGeneration 2",
 				applied.Annotations, applied.Labels, *applied.Spec.Replicas, applied.Status.ObservedGeneration)
 		}
+		// What /status resets is not the status writer's (kube's reset
+		// fields): it owns no spec or labels, so applying the label on the
+		// main resource conflicts with nobody.
+		for _, entry := range applied.ManagedFields {
+			if entry.Manager != "status-writer" {
+				continue
+			}
+			owned := string(entry.FieldsV1.Raw)
+			if entry.Subresource != "status" || strings.Contains(owned, `"f:spec"`) || strings.Contains(owned, `"f:labels"`) ||
+				!strings.Contains(owned, `"f:annotations"`) || !strings.Contains(owned, `"f:status"`) {
+				t.Errorf("status-writer's managedFields entry: subresource %q, fields %s; want status and annotations only", entry.Subresource, owned)
+			}
+		}
+		mainApply := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"status-meta","labels":{"applied":"main"}}}`
+		if _, err := deployments.Patch(ctx, "status-meta", types.ApplyPatchType, []byte(mainApply),
+			metav1.PatchOptions{FieldManager: "spec-writer"}); err != nil {
+			t.Errorf("apply of a label after a status apply that sent it: %v, want no conflict", err)
+		}
 	})
 
 	t.Run("pod: labels and annotations kept, owner references reset", func(t *testing.T) {

@@ -89,6 +89,10 @@ func NewResourceFromBuiltin(k builtin.Kind, store storage.Interface, opts ...Bui
 	if o.strategy != nil {
 		o.strategy(&strategy)
 	}
+	fieldManager := patch.BuiltinFieldManager(k.GroupVersion.WithKind(k.Kind))
+	if k.HasStatus {
+		fieldManager.ResetOnStatus(append([]string{"spec"}, strategy.StatusResetFields...)...)
+	}
 	return &Resource{
 		GVR:          gvr,
 		Kind:         k.Kind,
@@ -102,7 +106,7 @@ func NewResourceFromBuiltin(k builtin.Kind, store storage.Interface, opts ...Bui
 		Scale:        scale,
 		New:          k.New,
 		NewList:      k.NewList,
-		FieldManager: patch.BuiltinFieldManager(k.GroupVersion.WithKind(k.Kind)),
+		FieldManager: fieldManager,
 		Store: &Store{
 			Resource:        gvr.GroupResource(),
 			Kind:            k.GroupVersion.WithKind(k.Kind),

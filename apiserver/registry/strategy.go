@@ -45,6 +45,10 @@ type Strategy struct {
 	// write may not change (a Deployment's labels, a Pod's
 	// ownerReferences), fields only the server sets.
 	PrepareStatusUpdate func(obj, old runtime.Object)
+	// StatusResetFields are what PrepareStatusUpdate resets beyond the spec,
+	// as field paths ("metadata.labels"): a status writer's managedFields
+	// never own them (kube's GetResetFields).
+	StatusResetFields []string
 	// ValidateStatusUpdate, when set, validates status writes in place of
 	// ValidateUpdate (kube's status strategies check the status only).
 	ValidateStatusUpdate func(obj, old runtime.Object) field.ErrorList

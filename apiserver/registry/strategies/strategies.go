@@ -77,8 +77,10 @@ func For(gr schema.GroupResource) registry.BuiltinOption {
 		switch {
 		case statusResetsMetadata[gr]:
 			s.PrepareStatusUpdate = registry.ResetMetadataForStatus
+			s.StatusResetFields = []string{"metadata"}
 		case statusKeepsMetadata[gr]:
 			s.PrepareStatusUpdate = registry.KeepStoredMetadata
+			s.StatusResetFields = []string{"metadata"}
 		}
 		if configure := configured[gr]; configure != nil {
 			configure(s)

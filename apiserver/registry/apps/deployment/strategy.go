@@ -12,6 +12,7 @@ import (
 
 // Configure gives the generic strategy the deployment's differences.
 func Configure(s *registry.Strategy) {
+	s.StatusResetFields = []string{"metadata.labels"}
 	s.PrepareStatusUpdate = func(obj, old runtime.Object) {
 		d, ok1 := obj.(*appsv1.Deployment)
 		prev, ok2 := old.(*appsv1.Deployment)

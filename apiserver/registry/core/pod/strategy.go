@@ -13,6 +13,7 @@ import (
 // Configure gives the generic strategy the pod's differences.
 func Configure(s *registry.Strategy) {
 	s.PrepareStatusUpdate = prepareStatusUpdate
+	s.StatusResetFields = []string{"metadata.deletionTimestamp", "metadata.ownerReferences"}
 	s.CheckGracefulDelete = checkGracefulDelete
 }
 
