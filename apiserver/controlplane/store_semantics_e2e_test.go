@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -151,6 +152,42 @@ func TestStatusWritesKeepMetadataAsTheKindsStrategySays(t *testing.T) {
 		if got.Spec.ActiveDeadlineSeconds != nil || got.Status.Message != "hello" {
 			t.Errorf("spec.activeDeadlineSeconds=%v status.message=%q, want the stored spec and the written status",
 				got.Spec.ActiveDeadlineSeconds, got.Status.Message)
+		}
+	})
+
+	t.Run("volume attachment, flow schema: metadata reset", func(t *testing.T) {
+		attachments := cs.StorageV1().VolumeAttachments()
+		va, err := attachments.Create(ctx, &storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{Name: "status-meta"},
+			Spec: storagev1.VolumeAttachmentSpec{Attacher: "example.com/csi", NodeName: ghostNode,
+				Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: utilptr.To("pv")}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		va.Labels = map[string]string{"written": "through-status"}
+		va.Status.Attached = true
+		got, err := attachments.UpdateStatus(ctx, va, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Labels) != 0 || !got.Status.Attached {
+			t.Errorf("volume attachment after a status write: labels %v attached %v, want no labels and attached", got.Labels, got.Status.Attached)
+		}
+
+		schemas := cs.FlowcontrolV1().FlowSchemas()
+		fs, err := schemas.Create(ctx, &flowcontrolv1.FlowSchema{ObjectMeta: metav1.ObjectMeta{Name: "status-meta"},
+			Spec: flowcontrolv1.FlowSchemaSpec{MatchingPrecedence: 9000,
+				PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "global-default"}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs.Labels = map[string]string{"written": "through-status"}
+		fs.Annotations = map[string]string{"written": "through-status"}
+		gotFS, err := schemas.UpdateStatus(ctx, fs, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(gotFS.Labels) != 0 || gotFS.Annotations["written"] != "" {
+			t.Errorf("flow schema after a status write: labels %v annotations %v, want the stored metadata", gotFS.Labels, gotFS.Annotations)
 		}
 	})
 }
