@@ -24,8 +24,8 @@ func copyStatus(dst, src runtime.Object) {
 		}
 		return
 	}
-	dv, sv := structOf(dst), structOf(src)
-	if !dv.IsValid() || !sv.IsValid() || dv.Type() != sv.Type() {
+	dv, sv, ok := sameStructs(dst, src)
+	if !ok {
 		return
 	}
 	df, sf := dv.FieldByName("Status"), sv.FieldByName("Status")
@@ -54,6 +54,12 @@ func setResourceVersionFrom(dst, src runtime.Object) {
 	if err1 == nil && err2 == nil {
 		d.SetResourceVersion(s.GetResourceVersion())
 	}
+}
+
+// sameStructs are the structs a and b point to, when they are of one type.
+func sameStructs(a, b runtime.Object) (av, bv reflect.Value, ok bool) {
+	av, bv = structOf(a), structOf(b)
+	return av, bv, av.IsValid() && bv.IsValid() && av.Type() == bv.Type()
 }
 
 func structOf(obj runtime.Object) reflect.Value {

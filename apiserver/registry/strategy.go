@@ -79,21 +79,15 @@ func KeepStoredSpec(obj, old runtime.Object) {
 		if !ok {
 			return
 		}
-		status, hasStatus := u.Object["status"]
-		managed := u.GetManagedFields()
-		rv := u.GetResourceVersion()
+		request := &unstructured.Unstructured{Object: u.Object}
 		u.Object = runtime.DeepCopyJSON(ou.Object)
-		u.SetManagedFields(managed)
-		u.SetResourceVersion(rv)
-		if hasStatus {
-			u.Object["status"] = status
-		} else {
-			delete(u.Object, "status")
-		}
+		u.SetManagedFields(request.GetManagedFields())
+		u.SetResourceVersion(request.GetResourceVersion())
+		copyStatus(u, request)
 		return
 	}
-	v, ov := structOf(obj), structOf(old)
-	if !v.IsValid() || !ov.IsValid() || v.Type() != ov.Type() {
+	v, ov, ok := sameStructs(obj, old)
+	if !ok {
 		return
 	}
 	t := v.Type()
@@ -122,8 +116,8 @@ func ResetMetadataForStatus(obj, old runtime.Object) {
 // KeepStoredMetadata keeps all of the stored metadata but managedFields on
 // a status write (FlowSchemas, PriorityLevelConfigurations).
 func KeepStoredMetadata(obj, old runtime.Object) {
-	v, ov := structOf(obj), structOf(old)
-	if !v.IsValid() || !ov.IsValid() || v.Type() != ov.Type() {
+	v, ov, ok := sameStructs(obj, old)
+	if !ok {
 		return
 	}
 	f, of := v.FieldByName("ObjectMeta"), ov.FieldByName("ObjectMeta")
