@@ -190,6 +190,22 @@ func TestStatusWritesKeepMetadataAsTheKindsStrategySays(t *testing.T) {
 			t.Errorf("flow schema after a status write: labels %v annotations %v, want the stored metadata", gotFS.Labels, gotFS.Annotations)
 		}
 	})
+
+	t.Run("namespace: an update keeps spec.finalizers", func(t *testing.T) {
+		createNamespace(t, cs, "finalizers-kept")
+		ns, err := cs.CoreV1().Namespaces().Get(ctx, "finalizers-kept", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns.Spec.Finalizers = append(ns.Spec.Finalizers, "example.com/extra")
+		got, err := cs.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Spec.Finalizers) != 1 || got.Spec.Finalizers[0] != corev1.FinalizerKubernetes {
+			t.Errorf("spec.finalizers after an update = %v, want the stored [kubernetes] (only /finalize changes them)", got.Spec.Finalizers)
+		}
+	})
 }
 
 // An immediate DELETE answers with the deleted object for the kinds whose
