@@ -39,17 +39,22 @@ func NewResource(store storage.Interface) *registry.Resource {
 		Table:      tableConvertor{},
 		GetAttrs:   getAttrs,
 		Store: &registry.Store{
-			Resource:       gvr.GroupResource(),
-			Kind:           GroupVersion.WithKind("APIService"),
-			HasStatus:      true,
-			Storage:        store,
-			KeyPrefix:      StoragePrefix,
-			NewFunc:        newObj,
-			NewListFunc:    newList,
-			Default:        func(obj runtime.Object) { Scheme.Default(obj) },
-			Validate:       func(obj runtime.Object) field.ErrorList { return Validate(obj.(*apiregv1.APIService)) },
-			ValidateUpdate: func(obj, _ runtime.Object) field.ErrorList { return Validate(obj.(*apiregv1.APIService)) },
-			GetAttrs:       getAttrs,
+			Resource:    gvr.GroupResource(),
+			Kind:        GroupVersion.WithKind("APIService"),
+			HasStatus:   true,
+			Storage:     store,
+			KeyPrefix:   StoragePrefix,
+			NewFunc:     newObj,
+			NewListFunc: newList,
+			Strategy: registry.Strategy{
+				Default:        func(obj runtime.Object) { Scheme.Default(obj) },
+				Validate:       func(obj runtime.Object) field.ErrorList { return Validate(obj.(*apiregv1.APIService)) },
+				ValidateUpdate: func(obj, _ runtime.Object) field.ErrorList { return Validate(obj.(*apiregv1.APIService)) },
+				// kube-aggregator's status strategy: the status only; labels,
+				// annotations, finalizers and owners stay as stored.
+				PrepareStatusUpdate: registry.ResetMetadataForStatus,
+			},
+			GetAttrs: getAttrs,
 		},
 	}
 }

@@ -41,7 +41,6 @@ type Kind struct {
 	Categories         []string
 	Namespaced         bool
 	HasStatus          bool   // served with a status subresource
-	CreateKeepsStatus  bool   // a create may set the status (Nodes, registered with it)
 	Scale              *Scale // non-nil when served with a scale subresource
 	New, NewList       func() runtime.Object
 
@@ -162,10 +161,7 @@ type spec struct {
 	categories []string
 	namespaced bool
 	hasStatus  bool
-	// createKeepsStatus: kube's create strategy keeps the status sent
-	// (Nodes); for other kinds with status it is dropped.
-	createKeepsStatus bool
-	scale             *Scale
+	scale      *Scale
 	// storageVersionTag marks the non-preferred version of a kind served in
 	// two versions, giving it its own storage prefix.
 	storageVersionTag bool
@@ -193,7 +189,7 @@ func specs() []spec {
 			newObj: func() runtime.Object { return &corev1.Event{} }, newList: func() runtime.Object { return &corev1.EventList{} }},
 		{gv: coreV1, resource: "endpoints", shortNames: []string{"ep"}, namespaced: true,
 			newObj: func() runtime.Object { return &corev1.Endpoints{} }, newList: func() runtime.Object { return &corev1.EndpointsList{} }},
-		{gv: coreV1, resource: "nodes", shortNames: []string{"no"}, hasStatus: true, createKeepsStatus: true,
+		{gv: coreV1, resource: "nodes", shortNames: []string{"no"}, hasStatus: true,
 			newObj: func() runtime.Object { return &corev1.Node{} }, newList: func() runtime.Object { return &corev1.NodeList{} }},
 		{gv: coreV1, resource: "persistentvolumes", shortNames: []string{"pv"}, hasStatus: true,
 			newObj: func() runtime.Object { return &corev1.PersistentVolume{} }, newList: func() runtime.Object { return &corev1.PersistentVolumeList{} }},
@@ -360,21 +356,20 @@ func init() {
 			panic("builtin: " + s.resource + " not registered in " + s.gv.String())
 		}
 		k := Kind{
-			GroupVersion:      s.gv,
-			Kind:              kindName,
-			ListKind:          kindName + "List",
-			Resource:          s.resource,
-			Singular:          strings.ToLower(kindName),
-			ShortNames:        s.shortNames,
-			Categories:        s.categories,
-			Namespaced:        s.namespaced,
-			HasStatus:         s.hasStatus,
-			CreateKeepsStatus: s.createKeepsStatus,
-			Scale:             s.scale,
-			New:               s.newObj,
-			NewList:           s.newList,
-			Default:           defaultObject,
-			StoragePrefix:     storagePrefix(s),
+			GroupVersion:  s.gv,
+			Kind:          kindName,
+			ListKind:      kindName + "List",
+			Resource:      s.resource,
+			Singular:      strings.ToLower(kindName),
+			ShortNames:    s.shortNames,
+			Categories:    s.categories,
+			Namespaced:    s.namespaced,
+			HasStatus:     s.hasStatus,
+			Scale:         s.scale,
+			New:           s.newObj,
+			NewList:       s.newList,
+			Default:       defaultObject,
+			StoragePrefix: storagePrefix(s),
 		}
 		k.Validate = validatorFor(k)
 		k.ValidateUpdate = updateValidatorFor(k)

@@ -96,7 +96,7 @@ func (c *NamespaceController) sync(ctx context.Context, name string) error {
 		return nil
 	}
 
-	report := c.deleteContent(ctx, name)
+	report := c.deleteContent(ctx, ns)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -128,13 +128,33 @@ func (c *NamespaceController) sync(ctx context.Context, name string) error {
 	return err
 }
 
-// deleteContent deletes every object in the namespace, one group-resource
-// per worker, and reports what is left.
-func (c *NamespaceController) deleteContent(ctx context.Context, namespace string) *deletionReport {
+// podsGVR: a namespace's pods go first, as kube's namespace controller
+// deletes them, so that what they use (ConfigMaps, Secrets, claims...)
+// stays until they stopped.
+var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+
+// deleteContent deletes every object in the namespace: its pods first, and
+// once they are gone the other group-resources, one per worker. It reports
+// what is left.
+func (c *NamespaceController) deleteContent(ctx context.Context, ns *corev1.Namespace) *deletionReport {
 	report := newDeletionReport()
 	resources, err := discoverResources(c.discovery, true, "list", "delete")
 	if err != nil {
 		report.discoveryFailed(err)
+	}
+	if verbs, ok := resources[podsGVR]; ok {
+		delete(resources, podsGVR)
+		remaining, finalizers, err := c.deleteAllOf(ctx, ns.Name, podsGVR, hasVerb(verbs, "deletecollection"))
+		if err == nil {
+			err = c.checkRemaining(ctx, ns, podsGVR, remaining, finalizers)
+		}
+		if err != nil {
+			err = fmt.Errorf("failed to delete pods for namespace: %s, err: %w", ns.Name, err)
+		}
+		report.add(podsGVR, remaining, finalizers, err)
+		if remaining > 0 {
+			return report
+		}
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -144,7 +164,10 @@ func (c *NamespaceController) deleteContent(ctx context.Context, namespace strin
 		go func() {
 			defer wg.Done()
 			for gvr := range work {
-				remaining, finalizers, err := c.deleteAllOf(ctx, namespace, gvr, hasVerb(resources[gvr], "deletecollection"))
+				remaining, finalizers, err := c.deleteAllOf(ctx, ns.Name, gvr, hasVerb(resources[gvr], "deletecollection"))
+				if err == nil {
+					err = c.checkRemaining(ctx, ns, gvr, remaining, finalizers)
+				}
 				mu.Lock()
 				report.add(gvr, remaining, finalizers, err)
 				mu.Unlock()
@@ -157,6 +180,36 @@ func (c *NamespaceController) deleteContent(ctx context.Context, namespace strin
 	close(work)
 	wg.Wait()
 	return report
+}
+
+// checkRemaining: objects left after their deletion are expected while
+// finalizers hold them or, for pods, while their grace may still run (kube's
+// estimate: the longest terminationGracePeriodSeconds of the pods not
+// finished, counted from the namespace's deletion). Others are an error,
+// worded as kube's.
+func (c *NamespaceController) checkRemaining(ctx context.Context, ns *corev1.Namespace, gvr schema.GroupVersionResource, remaining int, finalizers map[string]int) error {
+	if remaining == 0 || len(finalizers) > 0 {
+		return nil
+	}
+	if gvr == podsGVR {
+		pods, err := c.client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		var estimate int64
+		for _, pod := range pods.Items {
+			if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+				continue
+			}
+			if g := pod.Spec.TerminationGracePeriodSeconds; g != nil && *g > estimate {
+				estimate = *g
+			}
+		}
+		if time.Since(ns.DeletionTimestamp.Time) < time.Duration(estimate)*time.Second {
+			return nil
+		}
+	}
+	return fmt.Errorf("unexpected items still remain in namespace: %s for gvr: %v", ns.Name, gvr)
 }
 
 // deleteAllOf deletes one group-resource's objects in the namespace and

@@ -28,6 +28,7 @@ import (
 	"github.com/devplane/devplane/apiserver/registry/core/service"
 	"github.com/devplane/devplane/apiserver/registry/networking/ipaddress"
 	"github.com/devplane/devplane/apiserver/registry/networking/servicecidr"
+	"github.com/devplane/devplane/apiserver/registry/strategies"
 	"github.com/devplane/devplane/apiserver/request"
 	"github.com/devplane/devplane/apiserver/storage"
 	"github.com/devplane/devplane/apiserver/version"
@@ -68,7 +69,8 @@ func (cp *ControlPlane) installCoreAPI() error {
 				ToStored: k.ToStored, FromStored: k.FromStored})
 			k.StoragePrefix = from.StoragePrefix // the same objects, under the same keys
 		}
-		res := registry.NewResourceFromBuiltin(k, store, registry.WithEventTTL(cp.opts.EventTTL))
+		res := registry.NewResourceFromBuiltin(k, store, registry.WithEventTTL(cp.opts.EventTTL),
+			strategies.For(k.GroupVersion.WithResource(k.Resource).GroupResource()))
 		res.Table = printers.For(res.GVR.GroupResource())
 		if k.GroupVersion.Group == "" && k.Resource == "services" {
 			repair := service.InstallAllocation(res.Store, cp.Etcd.Client(), cp.opts.ServiceClusterIPRange, cp.logger)

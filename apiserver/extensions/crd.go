@@ -69,26 +69,30 @@ func (e *Extensions) installCRDResource() error {
 	}
 	e.crdCacher = cacher
 	e.crdStore = &registry.Store{
-		Resource:       CRDResource.GroupResource(),
-		Kind:           gv.WithKind("CustomResourceDefinition"),
-		HasStatus:      true,
-		Storage:        cacher,
-		KeyPrefix:      crdPrefix,
-		NewFunc:        newCRD,
-		NewListFunc:    newCRDList,
-		Default:        defaultCRD,
-		Validate:       validateCRDCreate,
-		ValidateUpdate: validateCRDUpdate,
-		ValidateStatusUpdate: func(obj, old runtime.Object) field.ErrorList {
-			return crdschema.ValidateCRDStatusUpdate(obj.(*apiextensionsv1.CustomResourceDefinition), old.(*apiextensionsv1.CustomResourceDefinition))
+		Resource:    CRDResource.GroupResource(),
+		Kind:        gv.WithKind("CustomResourceDefinition"),
+		HasStatus:   true,
+		Storage:     cacher,
+		KeyPrefix:   crdPrefix,
+		NewFunc:     newCRD,
+		NewListFunc: newCRDList,
+		// kube's CRD strategy. A status write keeps the request's metadata
+		// (its status strategy resets the metadata onto itself): the
+		// finalizer controller removes its cleanup finalizer through /status.
+		Strategy: registry.Strategy{
+			Default:        defaultCRD,
+			Validate:       validateCRDCreate,
+			ValidateUpdate: validateCRDUpdate,
+			ValidateStatusUpdate: func(obj, old runtime.Object) field.ErrorList {
+				return crdschema.ValidateCRDStatusUpdate(obj.(*apiextensionsv1.CustomResourceDefinition), old.(*apiextensionsv1.CustomResourceDefinition))
+			},
+			// 1 on create, bumped by spec changes.
+			Generation: registry.Generation{OnCreate: true, Changed: func(obj, old runtime.Object) bool {
+				return !apiequality.Semantic.DeepEqual(obj.(*apiextensionsv1.CustomResourceDefinition).Spec, old.(*apiextensionsv1.CustomResourceDefinition).Spec)
+			}},
 		},
-		StatusWritesFinalizers: true,
-		GetAttrs:               metaAttrs,
-		// kube's CRD strategy: 1 on create, bumped by spec changes.
-		Generation: registry.Generation{OnCreate: true, Changed: func(obj, old runtime.Object) bool {
-			return !apiequality.Semantic.DeepEqual(obj.(*apiextensionsv1.CustomResourceDefinition).Spec, old.(*apiextensionsv1.CustomResourceDefinition).Spec)
-		}},
-		Copy: copyCRD,
+		GetAttrs: metaAttrs,
+		Copy:     copyCRD,
 	}
 	e.reg.Add(&registry.Resource{
 		GVR:        CRDResource,

@@ -100,12 +100,19 @@ func TestDynamicClientCRUDAndWatch(t *testing.T) {
 		t.Errorf("generation after a spec update = %d, want 2", updated.GetGeneration())
 	}
 	_ = unstructured.SetNestedField(updated.Object, int64(4), "status", "replicas")
+	// A custom resource's status write takes the status only (kube's
+	// custom resource status strategy): not the labels, not the spec.
+	updated.SetLabels(map[string]string{"via": "status"})
+	_ = unstructured.SetNestedField(updated.Object, int64(9), "spec", "replicas")
 	withStatus, err := c.UpdateStatus(ctx, updated, metav1.UpdateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r, _, _ := unstructured.NestedInt64(withStatus.Object, "status", "replicas"); r != 4 || withStatus.GetGeneration() != 2 {
 		t.Errorf("status update: replicas %d generation %d", r, withStatus.GetGeneration())
+	}
+	if spec, _, _ := unstructured.NestedInt64(withStatus.Object, "spec", "replicas"); spec != 4 || withStatus.GetLabels()["via"] != "" {
+		t.Errorf("status update: spec.replicas %d labels %v, want the stored 4 and no label", spec, withStatus.GetLabels())
 	}
 	list, err := c.List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=b"})
 	if err != nil || len(list.Items) != 1 || list.Items[0].GetName() != "b" {

@@ -118,22 +118,24 @@ func (e *Extensions) buildServed(crd *apiextensionsv1.CustomResourceDefinition, 
 			KeyPrefix:   sc.prefix,
 			NewFunc:     newUnstructured(gvk),
 			NewListFunc: newUnstructuredList(st.listGVK),
-			Default: func(obj runtime.Object) {
-				u := obj.(*unstructured.Unstructured)
-				normalizeNumbers(u.Object)
-				_, _ = v.Prune(u)
-				v.Default(u)
-			},
-			Validate: func(obj runtime.Object) field.ErrorList {
-				return v.Validate(context.Background(), obj.(*unstructured.Unstructured), nil)
-			},
-			ValidateUpdate: func(obj, old runtime.Object) field.ErrorList {
-				return v.Validate(context.Background(), obj.(*unstructured.Unstructured), old.(*unstructured.Unstructured))
+			Strategy: registry.Strategy{
+				Default: func(obj runtime.Object) {
+					u := obj.(*unstructured.Unstructured)
+					normalizeNumbers(u.Object)
+					_, _ = v.Prune(u)
+					v.Default(u)
+				},
+				Validate: func(obj runtime.Object) field.ErrorList {
+					return v.Validate(context.Background(), obj.(*unstructured.Unstructured), nil)
+				},
+				ValidateUpdate: func(obj, old runtime.Object) field.ErrorList {
+					return v.Validate(context.Background(), obj.(*unstructured.Unstructured), old.(*unstructured.Unstructured))
+				},
+				// kube's custom resource strategy: 1 on create, bumped by any
+				// change but metadata's.
+				Generation: registry.Generation{OnCreate: true, Changed: registry.ContentChanged},
 			},
 			GetAttrs: metaAttrs,
-			// kube's custom resource strategy: 1 on create, bumped by any
-			// change but metadata's.
-			Generation: registry.Generation{OnCreate: true, Changed: registry.ContentChanged},
 		}
 		var scale *registry.ScaleFuncs
 		if v.ScaleSubresource != nil {

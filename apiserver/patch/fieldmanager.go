@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/yaml"
 
 	"github.com/devplane/devplane/apiserver/builtin"
@@ -33,6 +34,10 @@ type FieldManager struct {
 
 	mu            sync.Mutex
 	bySubresource map[string]*managedfields.FieldManager
+	// statusResets are the fields a write to /status resets (kube's
+	// GetResetFields of the kind's status strategy): never owned by a
+	// status writer, never in conflict.
+	statusResets *fieldpath.Set
 
 	baselineOnce sync.Once
 	baseline     *createBaseline // nil: creates take the general path
@@ -87,10 +92,14 @@ func (f *FieldManager) forSubresource(subresource string) (*managedfields.FieldM
 	}
 	var m *managedfields.FieldManager
 	gv := f.gvk.GroupVersion()
+	var resets map[fieldpath.APIVersion]fieldpath.Filter
+	if subresource == "status" && f.statusResets != nil {
+		resets = map[fieldpath.APIVersion]fieldpath.Filter{fieldpath.APIVersion(gv.String()): fieldpath.NewExcludeSetFilter(f.statusResets)}
+	}
 	if f.custom {
-		m, err = managedfields.NewDefaultCRDFieldManager(tc, f.objectConvertor(), f.defaulter, unstructuredCreater{}, f.gvk, gv, subresource, nil)
+		m, err = managedfields.NewDefaultCRDFieldManager(tc, f.objectConvertor(), f.defaulter, unstructuredCreater{}, f.gvk, gv, subresource, resets)
 	} else {
-		m, err = managedfields.NewDefaultFieldManager(tc, f.objectConvertor(), f.defaulter, builtin.Scheme, f.gvk, gv, subresource, nil)
+		m, err = managedfields.NewDefaultFieldManager(tc, f.objectConvertor(), f.defaulter, builtin.Scheme, f.gvk, gv, subresource, resets)
 	}
 	if err != nil {
 		return nil, err
@@ -100,6 +109,28 @@ func (f *FieldManager) forSubresource(subresource string) (*managedfields.FieldM
 	}
 	f.bySubresource[subresource] = m
 	return m, nil
+}
+
+// ResetOnStatus names the fields a write to /status resets (paths such as
+// "spec" or "metadata.labels"): its writers neither own them nor conflict
+// on them, as in kube. Called when the kind is served; the same paths again
+// change nothing.
+func (f *FieldManager) ResetOnStatus(paths ...string) {
+	set := &fieldpath.Set{}
+	for _, p := range paths {
+		var path fieldpath.Path
+		for _, name := range strings.Split(p, ".") {
+			path = append(path, fieldpath.PathElement{FieldName: &name})
+		}
+		set.Insert(path)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.statusResets != nil && f.statusResets.Equals(set) {
+		return
+	}
+	f.statusResets = set
+	delete(f.bySubresource, "status") // built again with them
 }
 
 // UpdateManagedFields records an Update by manager in newObj's managedFields

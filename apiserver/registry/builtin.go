@@ -23,6 +23,13 @@ type BuiltinOption func(*builtinOptions)
 
 type builtinOptions struct {
 	eventTTL time.Duration
+	strategy func(*Strategy)
+}
+
+// WithStrategy lets adjust make the generic strategy the kind's (see
+// apiserver/registry/strategies).
+func WithStrategy(adjust func(*Strategy)) BuiltinOption {
+	return func(o *builtinOptions) { o.strategy = adjust }
 }
 
 // WithEventTTL makes events (core/v1 and events.k8s.io/v1) expire ttl after
@@ -73,8 +80,19 @@ func NewResourceFromBuiltin(k builtin.Kind, store storage.Interface, opts ...Bui
 	if isCoreEvent || isEvent {
 		ttl = int64((o.eventTTL + time.Second - 1) / time.Second)
 	}
-	_, isPod := k.New().(*corev1.Pod)
-	_, isNamespace := k.New().(*corev1.Namespace)
+	strategy := Strategy{
+		Default:        k.Default,
+		Validate:       k.Validate,
+		ValidateUpdate: k.ValidateUpdate,
+		Generation:     Generation{OnCreate: k.GenerationOnCreate, Changed: k.GenerationChanged},
+	}
+	if o.strategy != nil {
+		o.strategy(&strategy)
+	}
+	fieldManager := patch.BuiltinFieldManager(k.GroupVersion.WithKind(k.Kind))
+	if k.HasStatus {
+		fieldManager.ResetOnStatus(append([]string{"spec"}, strategy.StatusResetFields...)...)
+	}
 	return &Resource{
 		GVR:          gvr,
 		Kind:         k.Kind,
@@ -88,26 +106,21 @@ func NewResourceFromBuiltin(k builtin.Kind, store storage.Interface, opts ...Bui
 		Scale:        scale,
 		New:          k.New,
 		NewList:      k.NewList,
-		FieldManager: patch.BuiltinFieldManager(k.GroupVersion.WithKind(k.Kind)),
+		FieldManager: fieldManager,
 		Store: &Store{
-			Resource:            gvr.GroupResource(),
-			Kind:                k.GroupVersion.WithKind(k.Kind),
-			Namespaced:          k.Namespaced,
-			HasStatus:           k.HasStatus,
-			CreateKeepsStatus:   k.CreateKeepsStatus,
-			Storage:             store,
-			KeyPrefix:           k.StoragePrefix,
-			NewFunc:             k.New,
-			NewListFunc:         k.NewList,
-			Default:             k.Default,
-			Validate:            k.Validate,
-			ValidateUpdate:      k.ValidateUpdate,
-			GetAttrs:            attrs,
-			SupportedFields:     supported,
-			Scale:               scale,
-			TTL:                 ttl,
-			ReturnDeletedObject: isPod || isNamespace,
-			Generation:          Generation{OnCreate: k.GenerationOnCreate, Changed: k.GenerationChanged},
+			Resource:        gvr.GroupResource(),
+			Kind:            k.GroupVersion.WithKind(k.Kind),
+			Namespaced:      k.Namespaced,
+			HasStatus:       k.HasStatus,
+			Storage:         store,
+			KeyPrefix:       k.StoragePrefix,
+			NewFunc:         k.New,
+			NewListFunc:     k.NewList,
+			Strategy:        strategy,
+			GetAttrs:        attrs,
+			SupportedFields: supported,
+			Scale:           scale,
+			TTL:             ttl,
 		},
 		GetAttrs:        attrs,
 		SupportedFields: supported,

@@ -26,8 +26,8 @@ func copyStatus(dst, src runtime.Object) {
 		}
 		return
 	}
-	dv, sv := builtin.StructOf(dst), builtin.StructOf(src)
-	if !dv.IsValid() || !sv.IsValid() || dv.Type() != sv.Type() {
+	dv, sv, ok := sameStructs(dst, src)
+	if !ok {
 		return
 	}
 	df, sf := dv.FieldByName("Status"), sv.FieldByName("Status")
@@ -56,6 +56,12 @@ func setResourceVersionFrom(dst, src runtime.Object) {
 	if err1 == nil && err2 == nil {
 		d.SetResourceVersion(s.GetResourceVersion())
 	}
+}
+
+// sameStructs are the structs a and b point to, when they are of one type.
+func sameStructs(a, b runtime.Object) (av, bv reflect.Value, ok bool) {
+	av, bv = builtin.StructOf(a), builtin.StructOf(b)
+	return av, bv, av.IsValid() && bv.IsValid() && av.Type() == bv.Type()
 }
 
 // ContentChanged reports whether anything but metadata differs between

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
 
 	"github.com/devplane/devplane/apiserver/admission"
 	"github.com/devplane/devplane/apiserver/storage"
@@ -41,10 +43,6 @@ type Store struct {
 	Kind       schema.GroupVersionKind
 	Namespaced bool
 	HasStatus  bool
-	// CreateKeepsStatus: a create may set the status (Nodes, which their
-	// kubelet registers with it). For other kinds with a status
-	// subresource a create's status is dropped, as kube's strategies do.
-	CreateKeepsStatus bool
 	// UpdateSubresources are the get/patch/update subresources beyond
 	// status (pods/resize, csr/approval...), by name.
 	UpdateSubresources map[string]SubresourceUpdate
@@ -54,28 +52,10 @@ type Store struct {
 	NewFunc     func() runtime.Object
 	NewListFunc func() runtime.Object
 
-	// Default, Validate and ValidateUpdate are the kind's strategy; nil
-	// means nothing to do.
-	Default        func(obj runtime.Object)
-	Validate       func(obj runtime.Object) field.ErrorList
-	ValidateUpdate func(obj, old runtime.Object) field.ErrorList
-	// ValidateStatusUpdate, when set, validates status updates in place of
-	// ValidateUpdate (kube's status strategies check the status only).
-	ValidateStatusUpdate func(obj, old runtime.Object) field.ErrorList
-	// PrepareStatusUpdate, when set, adjusts a status write (the stored
-	// object with the request's status) as the kind's status strategy
-	// does, before validation.
-	PrepareStatusUpdate func(obj, old runtime.Object)
-	// StatusWritesFinalizers lets a status write change
-	// metadata.finalizers too, as kube's CRD status strategy does (its
-	// finalizer controller removes the cleanup finalizer through /status).
-	StatusWritesFinalizers bool
-
-	// Generation is how the kind keeps metadata.generation, as its kube
-	// strategy does. The zero value keeps none: the server never sets or
-	// moves it (a client's value on create stays; an update keeps the
-	// stored one), as kube for ConfigMaps, Services, Namespaces...
-	Generation Generation
+	// Strategy is the kind's behaviour where it differs from the generic
+	// store's (defaulting, validation, generation, status writes,
+	// graceful deletion...).
+	Strategy
 
 	// Copy, when set, is the kind's DeepCopyObject for a write to change:
 	// a CRD's copy shares its read-only schemas (crdschema.CopySharingSchemas).
@@ -88,10 +68,6 @@ type Store struct {
 	TTL int64
 	// AllowCreateOnUpdate lets PUT create a missing object.
 	AllowCreateOnUpdate bool
-	// ReturnDeletedObject answers an immediate delete with the object
-	// rather than a Success Status (pods, namespaces do this in kube).
-	ReturnDeletedObject bool
-
 	// Hooks add a kind's side effects around storage (Services allocate
 	// cluster IPs and node ports).
 	Hooks Hooks
@@ -336,6 +312,9 @@ func (s *Store) createOnce(ctx context.Context, obj runtime.Object, acc metav1.O
 			s.Default(obj)
 		}
 	}
+	if s.PrepareForCreate != nil {
+		s.PrepareForCreate(obj)
+	}
 	if s.Generation.OnCreate {
 		acc.SetGeneration(1)
 	}
@@ -549,19 +528,16 @@ func (s *Store) prepareUpdate(ctx context.Context, requested, current runtime.Ob
 	ownValidation := false // a SubresourceUpdate validated what it took
 	switch subresource {
 	case "status":
-		// Only the status comes from the request.
-		merged := s.copyObject(current)
-		copyStatus(merged, requested)
-		if s.StatusWritesFinalizers {
-			if to, from := metaOf(merged), metaOf(requested); to != nil && from != nil {
-				to.SetFinalizers(from.GetFinalizers())
-			}
-		}
+		// The request's object, but for what a status write may not
+		// change, as kube's status strategies: its metadata stays (the
+		// deployment controller writes the revision annotation this way)
+		// unless the kind says otherwise. What is taken from the stored
+		// object is taken from a copy: the stored one may be the cache's.
+		stored := s.copyObject(current)
+		KeepStoredSpec(requested, stored)
 		if s.PrepareStatusUpdate != nil {
-			s.PrepareStatusUpdate(merged, current)
+			s.PrepareStatusUpdate(requested, stored)
 		}
-		setResourceVersionFrom(merged, requested)
-		requested = merged
 	case "finalize":
 		merged := current.DeepCopyObject().(*corev1.Namespace)
 		req, ok := requested.(*corev1.Namespace)
@@ -574,6 +550,9 @@ func (s *Store) prepareUpdate(ctx context.Context, requested, current runtime.Ob
 	case "":
 		if s.HasStatus {
 			copyStatus(requested, current)
+		}
+		if s.PrepareForUpdate != nil {
+			s.PrepareForUpdate(requested, current)
 		}
 	default:
 		merge := s.UpdateSubresources[subresource]
@@ -651,11 +630,11 @@ func (s *Store) prepareUpdate(ctx context.Context, requested, current runtime.Ob
 // finalizers once the last one is gone, returning its last state.
 func (s *Store) deleteIfFinalized(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
 	acc, err := meta.Accessor(obj)
-	if err != nil || acc.GetDeletionTimestamp() == nil || len(acc.GetFinalizers()) > 0 {
+	if err != nil || acc.GetDeletionTimestamp() == nil || s.waitsForFinalizers(obj) {
 		return nil, nil
 	}
-	if ns, ok := obj.(*corev1.Namespace); ok && len(ns.Spec.Finalizers) > 0 {
-		return nil, nil
+	if g := acc.GetDeletionGracePeriodSeconds(); g != nil && *g > 0 {
+		return nil, nil // a graceful deletion: its grace runs (a kubelet ends it)
 	}
 	uid, rv := acc.GetUID(), acc.GetResourceVersion()
 	out := s.NewFunc()
@@ -671,14 +650,26 @@ func (s *Store) deleteIfFinalized(ctx context.Context, key string, obj runtime.O
 	return out, nil
 }
 
+// waitsForFinalizers: obj may not go yet (its finalizers, or the kind's own
+// ones such as a namespace's spec.finalizers).
+func (s *Store) waitsForFinalizers(obj runtime.Object) bool {
+	if acc := metaOf(obj); acc != nil && len(acc.GetFinalizers()) > 0 {
+		return true
+	}
+	return s.Finalizing != nil && s.Finalizing(obj)
+}
+
 // Delete deletes an object, or marks it for deletion when finalizers must
-// run first. deleted reports whether it is gone.
+// run first or the kind deletes it gracefully. deleted reports whether it is
+// gone.
 func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1.DeleteOptions) (obj runtime.Object, deleted bool, err error) {
 	if err := s.checkScope(namespace); err != nil {
 		return nil, false, err
 	}
 	if opts == nil {
 		opts = &metav1.DeleteOptions{}
+	} else {
+		opts = opts.DeepCopy() // the grace decided here is written into it
 	}
 	key := s.Key(namespace, name)
 	var pre *storage.Preconditions
@@ -700,23 +691,54 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 	if err := s.admitValidate(ctx, admission.Delete, nil, current, "", isDryRun(opts.DryRun), opts); err != nil {
 		return nil, false, err
 	}
-	acc, err := meta.Accessor(current)
-	if err != nil {
-		return nil, false, apierrors.NewInternalError(err)
+	// A negative grace means the shortest one, as kube's BeforeDelete.
+	if g := opts.GracePeriodSeconds; g != nil && *g < 0 {
+		opts.GracePeriodSeconds = ptr.To[int64](1)
 	}
-	if acc.GetDeletionTimestamp() != nil && !s.isNamespaces() {
-		// Already terminating: finalizers are at work.
+	var graceful, pending bool
+	if s.CheckGracefulDelete != nil {
+		graceful, pending = s.beforeDelete(s.copyObject(current), opts.DeepCopy())
+	}
+	if pending {
+		// A graceful deletion runs: only a shorter grace changes it, and
+		// finalizers are not added once it started.
 		return current, false, nil
 	}
-	if s.needsFinalization(current, opts) {
-		out, err := s.markForDeletion(ctx, key, pre, opts)
-		if err != nil || isDryRun(opts.DryRun) {
-			return out, false, err
+	if graceful || s.waitsForFinalizers(current) || propagationFinalizer(opts) != "" {
+		out, deleteNow, err := s.markForDeletion(ctx, key, pre, opts)
+		if err != nil {
+			if errors.Is(err, errAlreadyDeleting) {
+				return current, false, nil
+			}
+			return nil, false, err
 		}
-		if gone, err := s.deleteIfFinalized(ctx, key, out); err != nil || gone != nil {
-			return gone, gone != nil, err
+		if !deleteNow {
+			return out, false, nil
 		}
-		return out, false, nil
+		if isDryRun(opts.DryRun) {
+			return out, true, nil
+		}
+		if out == nil {
+			out = current // nothing to mark: it goes as it is
+		}
+		if pre != nil && pre.ResourceVersion != nil {
+			rv := metaOf(out).GetResourceVersion()
+			pre.ResourceVersion = &rv
+		}
+		if graceful {
+			// Deleted with no grace: a kubelet racing to delete it too wins
+			// just as well.
+			gone := s.NewFunc()
+			err := s.Storage.Delete(ctx, key, gone, pre, nil)
+			if apierrors.IsNotFound(err) {
+				return out, true, nil
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			s.afterDelete(ctx, gone)
+			return gone, true, nil
+		}
 	}
 	if isDryRun(opts.DryRun) {
 		return current, true, nil
@@ -727,6 +749,61 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 	}
 	s.afterDelete(ctx, out)
 	return out, true, nil
+}
+
+var (
+	// errDeleteNow ends markForDeletion's update: the object goes now.
+	errDeleteNow = errors.New("delete now")
+	// errAlreadyDeleting ends it too: a graceful deletion already runs.
+	errAlreadyDeleting = errors.New("already deleting")
+)
+
+// beforeDelete decides, as kube's rest.BeforeDelete, whether deleting obj
+// is graceful (obj then has its deletionTimestamp and
+// deletionGracePeriodSeconds, opts.GracePeriodSeconds the grace) or a
+// graceful deletion is already pending (only a shorter grace changes it).
+func (s *Store) beforeDelete(obj runtime.Object, opts *metav1.DeleteOptions) (graceful, pending bool) {
+	acc := metaOf(obj)
+	if acc == nil || s.CheckGracefulDelete == nil {
+		return false, false
+	}
+	if g := acc.GetDeletionGracePeriodSeconds(); g != nil && *g < 0 {
+		acc.SetDeletionGracePeriodSeconds(ptr.To[int64](1))
+	}
+	if ts := acc.GetDeletionTimestamp(); ts != nil {
+		current := acc.GetDeletionGracePeriodSeconds()
+		if current == nil || *current == 0 {
+			return false, false // its grace is over: delete it now
+		}
+		if opts.GracePeriodSeconds == nil || *opts.GracePeriodSeconds >= *current {
+			return false, true
+		}
+		// Shortened: the deadline moves back by the difference, never
+		// into the past (then the shortest graceful grace, 1s, unless 0).
+		period := *opts.GracePeriodSeconds
+		deadline := metav1.NewTime(ts.Add(time.Duration(period-*current) * time.Second))
+		if now := metav1.Now(); deadline.Before(&now) {
+			deadline = now
+			if period != 0 {
+				period = 1
+			}
+		}
+		acc.SetDeletionTimestamp(&deadline)
+		acc.SetDeletionGracePeriodSeconds(&period)
+		opts.GracePeriodSeconds = &period
+		return true, false
+	}
+	if !s.CheckGracefulDelete(obj, opts) || opts.GracePeriodSeconds == nil {
+		return false, false
+	}
+	deadline := metav1.NewTime(time.Now().Add(time.Duration(*opts.GracePeriodSeconds) * time.Second))
+	acc.SetDeletionTimestamp(&deadline)
+	acc.SetDeletionGracePeriodSeconds(ptr.To(*opts.GracePeriodSeconds))
+	// Its controllers must see the change.
+	if g := acc.GetGeneration(); g > 0 {
+		acc.SetGeneration(g + 1)
+	}
+	return true, false
 }
 
 func checkPreconditions(gr schema.GroupResource, name string, pre *storage.Preconditions, obj runtime.Object) error {
@@ -766,56 +843,68 @@ func propagationFinalizer(opts *metav1.DeleteOptions) string {
 	return ""
 }
 
-func (s *Store) needsFinalization(obj runtime.Object, opts *metav1.DeleteOptions) bool {
-	acc, _ := meta.Accessor(obj)
-	if len(acc.GetFinalizers()) > 0 || propagationFinalizer(opts) != "" {
-		return true
-	}
-	if ns, ok := obj.(*corev1.Namespace); ok {
-		return len(ns.Spec.Finalizers) > 0 || ns.DeletionTimestamp != nil
-	}
-	return false
-}
-
-// markForDeletion sets deletionTimestamp (and, for namespaces, phase
-// Terminating) and adds the propagation policy's finalizer.
-func (s *Store) markForDeletion(ctx context.Context, key string, pre *storage.Preconditions, opts *metav1.DeleteOptions) (runtime.Object, error) {
+// markForDeletion records a deletion on the stored object, as kube's
+// updateForGracefulDeletionAndFinalizers: a graceful one's deadline, or
+// (with finalizers to wait for) deletionTimestamp now and no grace; the
+// propagation policy's finalizer; the kind's own marks (a namespace's
+// Terminating phase). deleteNow reports that nothing holds the object: its
+// grace is 0 and no finalizer waits.
+func (s *Store) markForDeletion(ctx context.Context, key string, pre *storage.Preconditions, opts *metav1.DeleteOptions) (out runtime.Object, deleteNow bool, err error) {
+	var grace int64
+	var finalizing bool
 	mark := func(input runtime.Object) (runtime.Object, error) {
 		obj := s.copyObject(input)
 		acc, err := meta.Accessor(obj)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
+		try := opts.DeepCopy()
+		graceful, pending := s.beforeDelete(obj, try)
+		if pending {
+			return nil, errAlreadyDeleting
+		}
+		if f := propagationFinalizer(opts); f != "" {
+			acc.SetFinalizers(withFinalizer(acc.GetFinalizers(), f))
+		}
+		finalizing = s.waitsForFinalizers(obj)
+		if s.PrepareForDeletion != nil {
+			s.PrepareForDeletion(obj)
+		}
+		if graceful {
+			grace = *try.GracePeriodSeconds
+			return obj, nil
+		}
+		if !finalizing {
+			return nil, errDeleteNow
+		}
 		if acc.GetDeletionTimestamp() == nil {
 			now := metav1.NewTime(time.Now().Truncate(time.Second))
-			zero := int64(0)
 			acc.SetDeletionTimestamp(&now)
-			acc.SetDeletionGracePeriodSeconds(&zero)
 			// Its controllers must see the change (kube's markAsDeleting).
 			if g := acc.GetGeneration(); g > 0 {
 				acc.SetGeneration(g + 1)
 			}
 		}
-		if f := propagationFinalizer(opts); f != "" {
-			acc.SetFinalizers(withFinalizer(acc.GetFinalizers(), f))
-		}
-		if ns, ok := obj.(*corev1.Namespace); ok {
-			ns.Status.Phase = corev1.NamespaceTerminating
-		}
+		acc.SetDeletionGracePeriodSeconds(ptr.To[int64](0))
 		return obj, nil
 	}
 	if isDryRun(opts.DryRun) {
 		current := s.NewFunc()
 		if err := s.Storage.Get(ctx, key, storage.GetOptions{}, current); err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		return mark(current)
+		out, err = mark(current)
+	} else {
+		out = s.NewFunc()
+		err = s.Storage.GuaranteedUpdate(ctx, key, out, false, pre, mark)
 	}
-	out := s.NewFunc()
-	if err := s.Storage.GuaranteedUpdate(ctx, key, out, false, pre, mark); err != nil {
-		return nil, err
+	switch {
+	case errors.Is(err, errDeleteNow):
+		return nil, true, nil
+	case err != nil:
+		return nil, false, err
 	}
-	return out, nil
+	return out, !finalizing && grace == 0, nil
 }
 
 func withFinalizer(finalizers []string, f string) []string {

@@ -219,8 +219,10 @@ func (k *kubelet) sync(ctx context.Context, key string) (time.Duration, error) {
 	return max(time.Until(next), time.Millisecond), nil
 }
 
-// terminate stops a deleted pod's containers after a short simulated
-// shutdown and removes the pod, as the kubelet does once they stopped.
+// terminate ends a deleted pod as a kubelet does: its containers get the
+// grace period to stop (simulated ones stop after shutdownTime, or the
+// grace when shorter), the status says they were stopped, then the pod is
+// deleted for good.
 func (k *kubelet) terminate(ctx context.Context, node *simNode, pod *corev1.Pod, now time.Time) (time.Duration, error) {
 	uid := string(pod.UID)
 	k.mu.Lock()
@@ -230,22 +232,26 @@ func (k *kubelet) terminate(ctx context.Context, node *simNode, pod *corev1.Pod,
 		k.deleting[uid] = now
 	}
 	k.mu.Unlock()
-	wait := shutdownTime
-	if g := pod.DeletionGracePeriodSeconds; g != nil && time.Duration(*g)*time.Second < wait {
-		wait = time.Duration(*g) * time.Second
-	}
-	if isTerminal(pod) || pod.Status.StartTime == nil {
-		wait = 0 // nothing runs
-	}
-	if !ok && wait > 0 {
-		var events []podEvent
-		for _, c := range pod.Spec.Containers {
-			events = append(events, podEvent{path: containerPath(c.Name), reason: "Killing", message: "Stopping container " + c.Name})
+	if !isTerminal(pod) && pod.Status.StartTime != nil {
+		if !ok {
+			var events []podEvent
+			for _, c := range pod.Spec.Containers {
+				events = append(events, podEvent{path: containerPath(c.Name), reason: "Killing", message: "Stopping container " + c.Name})
+			}
+			node.emit(pod, events)
 		}
-		node.emit(pod, events)
-	}
-	if left := seen.Add(wait).Sub(now); left > 0 {
-		return left, nil
+		wait := shutdownTime
+		if g := pod.DeletionGracePeriodSeconds; g != nil && time.Duration(*g)*time.Second < wait {
+			wait = time.Duration(*g) * time.Second
+		}
+		if left := seen.Add(wait).Sub(now); left > 0 {
+			return left, nil
+		}
+		// Stopped: the status change brings the pod back to be deleted.
+		updated := pod.DeepCopy()
+		updated.Status = *stoppedStatus(pod, now)
+		_, err := node.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+		return 0, err
 	}
 	err := node.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
 		GracePeriodSeconds: ptr.To[int64](0),
@@ -255,6 +261,46 @@ func (k *kubelet) terminate(ctx context.Context, node *simNode, pod *corev1.Pod,
 		return 0, nil // gone already, or a new pod of the same name
 	}
 	return 0, err
+}
+
+// stoppedStatus is a deleted pod's status once its containers were killed:
+// each running one terminated (137, as after SIGKILL), each that never ran
+// unknown, as the kubelet reports them, and the pod terminal.
+func stoppedStatus(pod *corev1.Pod, now time.Time) *corev1.PodStatus {
+	st := pod.Status.DeepCopy()
+	stop := func(statuses []corev1.ContainerStatus) {
+		for i := range statuses {
+			cs := &statuses[i]
+			switch {
+			case cs.State.Running != nil:
+				cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+					ExitCode: 137, Reason: "Error", StartedAt: cs.State.Running.StartedAt,
+					FinishedAt: metav1.NewTime(now), ContainerID: cs.ContainerID}}
+			case cs.State.Terminated == nil:
+				cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+					ExitCode: 137, Reason: "ContainerStatusUnknown",
+					Message: "The container could not be located when the pod was terminated"}}
+			}
+			cs.Ready = false
+			cs.Started = ptr.To(false)
+		}
+	}
+	stop(st.InitContainerStatuses)
+	stop(st.ContainerStatuses)
+	succeeded := len(st.ContainerStatuses) > 0
+	for _, cs := range st.ContainerStatuses {
+		if cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 0 {
+			succeeded = false
+		}
+	}
+	st.Phase = corev1.PodFailed
+	if succeeded {
+		st.Phase = corev1.PodSucceeded
+	}
+	setCondition(st, corev1.PodReadyToStartContainers, corev1.ConditionFalse, "", "", now)
+	setCondition(st, corev1.ContainersReady, corev1.ConditionFalse, "PodCompleted", "", now)
+	setCondition(st, corev1.PodReady, corev1.ConditionFalse, "PodCompleted", "", now)
+	return st
 }
 
 // podTiming is what a pod's annotations and restart policy say about how
