@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 )
 
@@ -72,4 +73,53 @@ func mustRead(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// TestServerSideApplyUnknownFieldsE2E: apply types the patch with the CRD's
+// schema, so an unknown field is structured-merge-diff's error whatever
+// fieldValidation asks (as kube's field validation conformance specs
+// expect), and Strict still refuses duplicate fields afterwards.
+func TestServerSideApplyUnknownFieldsE2E(t *testing.T) {
+	d := start(t)
+	ext := d.apiext(t)
+	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(context.Background(), readCRD(t, "crontab-crd.yaml"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitEstablished(t, ext, "crontabs.stable.example.com")
+
+	apply := func(body, validation string) (int, string) {
+		var code int
+		raw, _ := ext.Discovery().RESTClient().Patch(types.ApplyPatchType).
+			AbsPath("/apis/stable.example.com/v1/namespaces/default/crontabs/applied").
+			Param("fieldManager", "field_validation_mgr").Param("fieldValidation", validation).
+			Body([]byte(body)).Do(context.Background()).StatusCode(&code).Raw()
+		return code, string(raw)
+	}
+	const unknown = `
+apiVersion: stable.example.com/v1
+kind: CronTab
+metadata:
+  name: applied
+unknownField: unknown
+spec:
+  cronSpec: "* * * * */5"
+  image: busybox`
+	for _, validation := range []string{"Strict", "Ignore"} {
+		code, body := apply(unknown, validation)
+		if code != http.StatusInternalServerError || !strings.Contains(body, `failed to create typed patch object (/applied; stable.example.com/v1, Kind=CronTab): .unknownField: field not declared in schema`) {
+			t.Errorf("apply with an unknown field, %s: %d %s", validation, code, body)
+		}
+	}
+	const duplicate = `
+apiVersion: stable.example.com/v1
+kind: CronTab
+metadata:
+  name: applied
+spec:
+  cronSpec: "* * * * */5"
+  image: busybox
+  image: alpine`
+	if code, body := apply(duplicate, "Strict"); code != http.StatusBadRequest || !strings.Contains(body, `line 9: key \"image\" already set in map`) {
+		t.Errorf("apply with a duplicate field: %d %s", code, body)
+	}
 }
