@@ -102,8 +102,10 @@ func defaultObject(obj runtime.Object) {
 	case *networkingv1.NetworkPolicy:
 		defaultNetworkPolicy(o)
 	case *rbacv1.RoleBinding:
+		defaultRoleRef(&o.RoleRef)
 		defaultSubjects(o.Subjects)
 	case *rbacv1.ClusterRoleBinding:
+		defaultRoleRef(&o.RoleRef)
 		defaultSubjects(o.Subjects)
 	case *admissionregistrationv1.MutatingWebhookConfiguration:
 		for i := range o.Webhooks {
@@ -642,6 +644,14 @@ func defaultNetworkPolicy(np *networkingv1.NetworkPolicy) {
 		if len(np.Spec.Egress) > 0 {
 			np.Spec.PolicyTypes = append(np.Spec.PolicyTypes, networkingv1.PolicyTypeEgress)
 		}
+	}
+}
+
+// defaultRoleRef names the RBAC group when a binding's roleRef leaves it
+// out: roles only come from there.
+func defaultRoleRef(ref *rbacv1.RoleRef) {
+	if ref.APIGroup == "" {
+		ref.APIGroup = rbacv1.GroupName
 	}
 }
 
