@@ -350,6 +350,13 @@ func defaultVolume(v *corev1.Volume) {
 			if sat := s.Projected.Sources[i].ServiceAccountToken; sat != nil {
 				setIfNil(&sat.ExpirationSeconds, 3600)
 			}
+			if dapi := s.Projected.Sources[i].DownwardAPI; dapi != nil {
+				for j := range dapi.Items {
+					if ref := dapi.Items[j].FieldRef; ref != nil && ref.APIVersion == "" {
+						ref.APIVersion = "v1"
+					}
+				}
+			}
 		}
 	}
 	if s.HostPath != nil {

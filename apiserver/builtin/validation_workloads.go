@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/devplane/devplane/apiserver/kubevalidation"
 )
 
 // Restart policies allowed per owner: any for bare pods, Always for
@@ -41,9 +43,10 @@ func validatePodTemplate(t *corev1.PodTemplateSpec, fldPath *field.Path, restart
 }
 
 func validatePodSpec(spec *corev1.PodSpec, fldPath *field.Path, restartPolicies []corev1.RestartPolicy, claimVolumes ...string) field.ErrorList {
-	var errs field.ErrorList
-	volumes, volumeErrs := validateVolumes(spec.Volumes, fldPath.Child("volumes"))
-	errs = append(errs, volumeErrs...)
+	// Volume sources, container resources and sysctls follow kube's own
+	// rules, many and intricate.
+	errs := kubevalidation.PodSpec(spec, fldPath)
+	volumes := volumeNames(spec.Volumes)
 	for _, name := range claimVolumes {
 		volumes[name] = true
 	}
@@ -83,25 +86,13 @@ func validateRestartPolicy(policy corev1.RestartPolicy, fldPath *field.Path, all
 	return field.ErrorList{field.NotSupported(fldPath, policy, allowed)}
 }
 
-// validateVolumes checks volume names and returns the set of them.
-func validateVolumes(volumes []corev1.Volume, fldPath *field.Path) (map[string]bool, field.ErrorList) {
-	var errs field.ErrorList
-	names := map[string]bool{}
-	for i, v := range volumes {
-		namePath := fldPath.Index(i).Child("name")
-		switch {
-		case v.Name == "":
-			errs = append(errs, field.Required(namePath, ""))
-		case names[v.Name]:
-			errs = append(errs, field.Duplicate(namePath, v.Name))
-		default:
-			for _, msg := range utilvalidation.IsDNS1123Label(v.Name) {
-				errs = append(errs, field.Invalid(namePath, v.Name, msg))
-			}
-		}
+// volumeNames is the set of the volumes' names, which mounts may name.
+func volumeNames(volumes []corev1.Volume) map[string]bool {
+	names := make(map[string]bool, len(volumes))
+	for _, v := range volumes {
 		names[v.Name] = true
 	}
-	return names, errs
+	return names
 }
 
 func validateContainers(containers []corev1.Container, fldPath *field.Path, names, volumes map[string]bool) field.ErrorList {

@@ -8,14 +8,27 @@ import (
 	"context"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+// conformancePod is a minimal valid pod named name, changed by edit.
+func conformancePod(name string, edit func(*corev1.Pod)) *corev1.Pod {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}
+	edit(pod)
+	return pod
+}
 
 func TestConformanceDifferencesE2E(t *testing.T) {
 	s := startControlPlane(t, "")
 	cs := s.clientset(t, false)
 	ctx := context.Background()
+	pods := cs.CoreV1().Pods("default")
 
 	t.Run("RoleRefAPIGroupDefaulted", func(t *testing.T) {
 		rb, err := cs.RbacV1().RoleBindings("default").Create(ctx, &rbacv1.RoleBinding{
@@ -40,6 +53,80 @@ func TestConformanceDifferencesE2E(t *testing.T) {
 		if crb.RoleRef.APIGroup != rbacv1.GroupName || crb.Subjects[0].APIGroup != "" {
 			t.Errorf("cluster role binding: roleRef %+v, subjects %+v", crb.RoleRef, crb.Subjects)
 		}
+	})
+
+	t.Run("ContainerResourcesValidated", func(t *testing.T) {
+		_, err := pods.Create(ctx, conformancePod("request-over-limit", func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources = corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+			}
+		}), metav1.CreateOptions{})
+		wantInvalid(t, "request over limit", err, map[string]string{
+			"spec.containers[0].resources.requests": "must be less than or equal to cpu limit of 1",
+		})
+		_, err = pods.Create(ctx, conformancePod("bad-resources", func(p *corev1.Pod) {
+			p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox", Resources: corev1.ResourceRequirements{
+				Limits: corev1.ResourceList{"example.com/widget": resource.MustParse("500m"), "hugepages-2Mi": resource.MustParse("2Mi")},
+			}}}
+			p.Spec.Containers[0].Resources = corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{"example.com/widget": resource.MustParse("1")},
+				Limits:   corev1.ResourceList{"widgets": resource.MustParse("1")},
+			}
+		}), metav1.CreateOptions{})
+		wantInvalid(t, "bad resources", err, map[string]string{
+			"spec.initContainers[0].resources.limits[example.com/widget]": "must be an integer",
+			"spec.initContainers[0].resources":                            "HugePages require cpu or memory",
+			"spec.containers[0].resources.limits[widgets]":                "must be a standard resource type or fully qualified",
+			"spec.containers[0].resources.limits":                         "Limit must be set for non overcommitable resources",
+		})
+	})
+
+	t.Run("PodCertificateProjectionValidated", func(t *testing.T) {
+		_, err := pods.Create(ctx, conformancePod("short-certificate", func(p *corev1.Pod) {
+			p.Spec.Volumes = []corev1.Volume{{Name: "certs", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+				Sources: []corev1.VolumeProjection{{PodCertificate: &corev1.PodCertificateProjection{
+					SignerName:           "example.com/signer",
+					KeyType:              "ED25519",
+					MaxExpirationSeconds: ptr(int32(100)),
+					CredentialBundlePath: "credentials.pem",
+				}}},
+			}}}}
+		}), metav1.CreateOptions{})
+		wantInvalid(t, "maxExpirationSeconds under an hour", err, map[string]string{
+			"spec.volumes[0].projected.sources[0].podCertificate.maxExpirationSeconds": "if provided, maxExpirationSeconds must be >= 3600",
+		})
+		_, err = pods.Create(ctx, conformancePod("long-certificate", func(p *corev1.Pod) {
+			p.Spec.Volumes = []corev1.Volume{{Name: "certs", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+				Sources: []corev1.VolumeProjection{{PodCertificate: &corev1.PodCertificateProjection{
+					SignerName:           "kubernetes.io/kube-apiserver-client-pod",
+					KeyType:              "RSA1024",
+					MaxExpirationSeconds: ptr(int32(7862401)),
+				}}},
+			}}}}
+		}), metav1.CreateOptions{})
+		wantInvalid(t, "maxExpirationSeconds over the kubernetes.io maximum", err, map[string]string{
+			"spec.volumes[0].projected.sources[0].podCertificate.maxExpirationSeconds": "if provided, maxExpirationSeconds must be <= 86400",
+			"spec.volumes[0].projected.sources[0].podCertificate.keyType":              "Unsupported value",
+			"spec.volumes[0].projected.sources[0].podCertificate":                      "specify at least one of credentialBundlePath, keyPath, and certificateChainPath",
+		})
+	})
+
+	t.Run("SysctlsValidated", func(t *testing.T) {
+		_, err := pods.Create(ctx, conformancePod("bad-sysctls", func(p *corev1.Pod) {
+			p.Spec.HostNetwork = true
+			p.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{
+				{Name: "kernel.shm_rmid_forced", Value: "1"},
+				{Name: "kernel.shm_rmid_forced", Value: "0"},
+				{Name: "Not A Sysctl", Value: "1"},
+				{Name: "net.ipv4.ip_local_port_range", Value: "1024 65535"},
+			}}
+		}), metav1.CreateOptions{})
+		wantInvalid(t, "bad sysctls", err, map[string]string{
+			"spec.securityContext.sysctls[1].name": "Duplicate value",
+			"spec.securityContext.sysctls[2].name": "must have at most 253 characters and match regex",
+			"spec.securityContext.sysctls[3].name": "may not be specified when 'hostNetwork' is true",
+		})
 	})
 
 }
