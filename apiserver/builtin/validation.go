@@ -17,6 +17,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -234,6 +235,8 @@ func validateImmutable(obj, old runtime.Object) field.ErrorList {
 		return validatePodCertificateRequestUpdate(o, old.(*certificatesv1.PodCertificateRequest))
 	case *storagemigrationv1.StorageVersionMigration:
 		return validateStorageVersionMigrationUpdate(o, old.(*storagemigrationv1.StorageVersionMigration))
+	case *schedulingv1.PriorityClass:
+		return validatePriorityClassUpdate(o, old.(*schedulingv1.PriorityClass))
 	case *rbacv1.RoleBinding:
 		return validateRoleRefUpdate(o.RoleRef, old.(*rbacv1.RoleBinding).RoleRef)
 	case *rbacv1.ClusterRoleBinding:
@@ -491,6 +494,16 @@ func validateBinding(ref rbacv1.RoleRef, subjects []rbacv1.Subject, namespaced b
 		}
 	}
 	return errs
+}
+
+// validatePriorityClassUpdate keeps a class's value and preemption policy:
+// pods admitted under it already carry both.
+func validatePriorityClassUpdate(pc, old *schedulingv1.PriorityClass) field.ErrorList {
+	var errs field.ErrorList
+	if pc.Value != old.Value {
+		errs = append(errs, field.Forbidden(field.NewPath("value"), "may not be changed in an update."))
+	}
+	return append(errs, apivalidation.ValidateImmutableField(pc.PreemptionPolicy, old.PreemptionPolicy, field.NewPath("preemptionPolicy"))...)
 }
 
 func validateRoleRefUpdate(ref, old rbacv1.RoleRef) field.ErrorList {

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -126,6 +127,22 @@ func TestConformanceDifferencesE2E(t *testing.T) {
 			"spec.securityContext.sysctls[1].name": "Duplicate value",
 			"spec.securityContext.sysctls[2].name": "must have at most 253 characters and match regex",
 			"spec.securityContext.sysctls[3].name": "may not be specified when 'hostNetwork' is true",
+		})
+	})
+
+	t.Run("PriorityClassValueImmutable", func(t *testing.T) {
+		classes := cs.SchedulingV1().PriorityClasses()
+		pc, err := classes.Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "fixed"}, Value: 100}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pc.Value = 200
+		never := corev1.PreemptNever
+		pc.PreemptionPolicy = &never
+		_, err = classes.Update(ctx, pc, metav1.UpdateOptions{})
+		wantInvalid(t, "value and preemptionPolicy changed", err, map[string]string{
+			"value":            "may not be changed in an update.",
+			"preemptionPolicy": "field is immutable",
 		})
 	})
 
