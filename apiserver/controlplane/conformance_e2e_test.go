@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -144,6 +145,26 @@ func TestConformanceDifferencesE2E(t *testing.T) {
 			"value":            "may not be changed in an update.",
 			"preemptionPolicy": "field is immutable",
 		})
+	})
+
+	t.Run("EventSourceFallsBackToReportingController", func(t *testing.T) {
+		now := metav1.NowMicro()
+		if _, err := cs.EventsV1().Events("default").Create(ctx, &eventsv1.Event{
+			ObjectMeta:          metav1.ObjectMeta{Name: "reported"},
+			EventTime:           now,
+			ReportingController: "example.com/reporter",
+			ReportingInstance:   "reporter-1",
+			Action:              "Check",
+			Reason:              "Checked",
+			Type:                corev1.EventTypeNormal,
+			Regarding:           corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "somepod"},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		list, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "source=example.com/reporter"})
+		if err != nil || len(list.Items) != 1 || list.Items[0].Name != "reported" {
+			t.Fatalf("events with source=example.com/reporter: %v %+v", err, list)
+		}
 	})
 
 }
