@@ -6,12 +6,17 @@ package controlplane_test
 
 import (
 	"context"
+	"errors"
+	"net/http"
+	"strings"
 	"testing"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -164,6 +169,58 @@ func TestConformanceDifferencesE2E(t *testing.T) {
 		list, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "source=example.com/reporter"})
 		if err != nil || len(list.Items) != 1 || list.Items[0].Name != "reported" {
 			t.Fatalf("events with source=example.com/reporter: %v %+v", err, list)
+		}
+	})
+
+	t.Run("TablesOnlyWhereKubeHasThem", func(t *testing.T) {
+		c := s.client(t, true)
+		base := s.cp.RESTConfig().Host
+		const table = "application/json;as=Table;v=v1;g=meta.k8s.io"
+		post := func(accept string) int {
+			body := `{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"resourceAttributes":{"verb":"get","resource":"pods"}}}`
+			req, _ := http.NewRequest(http.MethodPost, base+"/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", accept)
+			resp, err := c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		if code := post(table); code != http.StatusNotAcceptable {
+			t.Errorf("review asked as a Table: %d, want 406", code)
+		}
+		if code := post(table + ", application/json"); code != http.StatusCreated {
+			t.Errorf("review asked as a Table or JSON: %d, want 201", code)
+		}
+		get := func(path, accept string) int {
+			req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+			req.Header.Set("Accept", accept)
+			resp, err := c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		if code := get("/api/v1/namespaces", table); code != http.StatusOK {
+			t.Errorf("namespaces as a Table: %d", code)
+		}
+		if code := get("/api/v1/namespaces/default/status", table); code != http.StatusOK {
+			t.Errorf("namespace status as a Table: %d", code)
+		}
+		// kube renders tables in JSON and YAML only.
+		if code := get("/api/v1/namespaces", "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io"); code != http.StatusNotAcceptable {
+			t.Errorf("namespaces as a protobuf Table: %d, want 406", code)
+		}
+		var status metav1.Status
+		err := cs.AuthorizationV1().RESTClient().Post().Resource("selfsubjectaccessreviews").
+			SetHeader("Accept", table).Body(&authorizationv1.SelfSubjectAccessReview{}).Do(ctx).Into(&status)
+		var se apierrors.APIStatus
+		if !errors.As(err, &se) || se.Status().Reason != metav1.StatusReasonNotAcceptable ||
+			se.Status().Message != "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf" {
+			t.Errorf("406 Status: %v", err)
 		}
 	})
 
