@@ -3,6 +3,7 @@ package builtin
 import (
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -27,6 +28,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/devplane/devplane/apiserver/celcompile"
 )
 
 var (
@@ -157,6 +160,8 @@ func validateContent(obj runtime.Object) field.ErrorList {
 		return validateIPAddress(o)
 	case *networkingv1.ServiceCIDR:
 		return validateServiceCIDR(o)
+	case *admissionregistrationv1.ValidatingAdmissionPolicy:
+		return validateValidatingAdmissionPolicyExpressions(o)
 	case *admissionregistrationv1.MutatingAdmissionPolicy:
 		return validateMutatingAdmissionPolicy(o)
 	case *admissionregistrationv1.MutatingAdmissionPolicyBinding:
@@ -172,13 +177,13 @@ func validateContent(obj runtime.Object) field.ErrorList {
 	case *admissionregistrationv1.MutatingWebhookConfiguration:
 		hooks := make([]webhookView, len(o.Webhooks))
 		for i, w := range o.Webhooks {
-			hooks[i] = webhookView{w.Name, w.SideEffects, w.AdmissionReviewVersions, w.ClientConfig, w.FailurePolicy, w.TimeoutSeconds}
+			hooks[i] = webhookView{w.Name, w.SideEffects, w.AdmissionReviewVersions, w.ClientConfig, w.FailurePolicy, w.TimeoutSeconds, w.MatchConditions}
 		}
 		return validateWebhooks(hooks)
 	case *admissionregistrationv1.ValidatingWebhookConfiguration:
 		hooks := make([]webhookView, len(o.Webhooks))
 		for i, w := range o.Webhooks {
-			hooks[i] = webhookView{w.Name, w.SideEffects, w.AdmissionReviewVersions, w.ClientConfig, w.FailurePolicy, w.TimeoutSeconds}
+			hooks[i] = webhookView{w.Name, w.SideEffects, w.AdmissionReviewVersions, w.ClientConfig, w.FailurePolicy, w.TimeoutSeconds, w.MatchConditions}
 		}
 		return validateWebhooks(hooks)
 	}
@@ -521,6 +526,7 @@ type webhookView struct {
 	clientConfig            admissionregistrationv1.WebhookClientConfig
 	failurePolicy           *admissionregistrationv1.FailurePolicyType
 	timeoutSeconds          *int32
+	matchConditions         []admissionregistrationv1.MatchCondition
 }
 
 var (
@@ -566,6 +572,43 @@ func validateWebhooks(hooks []webhookView) field.ErrorList {
 		if h.timeoutSeconds != nil && (*h.timeoutSeconds < 1 || *h.timeoutSeconds > 30) {
 			errs = append(errs, field.Invalid(hookPath.Child("timeoutSeconds"), *h.timeoutSeconds, "the timeout value must be between 1 and 30 seconds"))
 		}
+		errs = append(errs, validateMatchConditions(h.matchConditions, false, hookPath.Child("matchConditions"))...)
+	}
+	return errs
+}
+
+// maxMatchConditions is how many match conditions kube lets one webhook
+// or policy have.
+const maxMatchConditions = 64
+
+// validateMatchConditions checks named CEL conditions, each compiled as
+// kube compiles it (params declared only for policies that have them).
+func validateMatchConditions(conditions []admissionregistrationv1.MatchCondition, hasParams bool, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(conditions) > maxMatchConditions {
+		errs = append(errs, field.TooMany(fldPath, len(conditions), maxMatchConditions))
+	}
+	names := map[string]bool{}
+	for i, c := range conditions {
+		cPath := fldPath.Index(i)
+		if expr := strings.TrimSpace(c.Expression); expr == "" {
+			errs = append(errs, field.Required(cPath.Child("expression"), ""))
+		} else if err := celcompile.Condition(expr, hasParams, cPath.Child("expression")); err != nil {
+			errs = append(errs, err)
+		}
+		if c.Name == "" {
+			errs = append(errs, field.Required(cPath.Child("name"), ""))
+		} else {
+			for _, msg := range utilvalidation.IsQualifiedName(c.Name) {
+				errs = append(errs, field.Invalid(cPath.Child("name"), c.Name, msg))
+			}
+		}
+		if c.Name != "" {
+			if names[c.Name] {
+				errs = append(errs, field.Duplicate(cPath.Child("name"), c.Name))
+			}
+			names[c.Name] = true
+		}
 	}
 	return errs
 }
@@ -581,3 +624,50 @@ func validateAdmissionReviewVersions(versions []string, fldPath *field.Path) fie
 	}
 	return field.ErrorList{field.Invalid(fldPath, versions, "must include at least one of "+strings.Join(acceptedAdmissionReviewVersions, ", "))}
 }
+
+// validateValidatingAdmissionPolicyExpressions compiles a policy's CEL as
+// kube's validation does: match conditions on their own, then variables,
+// which validations may name.
+func validateValidatingAdmissionPolicyExpressions(p *admissionregistrationv1.ValidatingAdmissionPolicy) field.ErrorList {
+	hasParams := p.Spec.ParamKind != nil
+	errs := validateMatchConditions(p.Spec.MatchConditions, hasParams, specPath.Child("matchConditions"))
+	policy := celcompile.NewPolicy(hasParams, len(p.Spec.Variables) > 0)
+	for i, v := range p.Spec.Variables {
+		vPath := specPath.Child("variables").Index(i)
+		if strings.TrimSpace(v.Name) == "" {
+			errs = append(errs, field.Required(vPath.Child("name"), "name is not specified"))
+		} else if !celIdentifier.MatchString(v.Name) || celReserved[v.Name] {
+			errs = append(errs, field.Invalid(vPath.Child("name"), v.Name, "must be a valid CEL identifier"))
+		}
+		if strings.TrimSpace(v.Expression) == "" {
+			errs = append(errs, field.Required(vPath.Child("expression"), "expression is not specified"))
+		} else if err := policy.Variable(v.Name, v.Expression, vPath.Child("expression")); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for i, v := range p.Spec.Validations {
+		vPath := specPath.Child("validations").Index(i)
+		if strings.TrimSpace(v.Expression) == "" {
+			errs = append(errs, field.Required(vPath.Child("expression"), "expression is not specified"))
+		} else if err := policy.Condition(v.Expression, vPath.Child("expression")); err != nil {
+			errs = append(errs, err)
+		}
+		if v.MessageExpression != "" && strings.TrimSpace(v.MessageExpression) == "" {
+			errs = append(errs, field.Invalid(vPath.Child("messageExpression"), v.MessageExpression, "must be non-empty if specified"))
+		} else if strings.TrimSpace(v.MessageExpression) != "" {
+			if err := policy.Message(v.MessageExpression, vPath.Child("messageExpression")); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errs
+}
+
+// A variable's name is a CEL identifier, and not one of CEL's reserved
+// words.
+var (
+	celIdentifier = regexp.MustCompile("^[_a-zA-Z][_a-zA-Z0-9]*$")
+	celReserved   = map[string]bool{"true": true, "false": true, "null": true, "in": true, "as": true, "break": true, "const": true,
+		"continue": true, "else": true, "for": true, "function": true, "if": true, "import": true, "let": true, "loop": true,
+		"package": true, "namespace": true, "return": true, "var": true, "void": true, "while": true}
+)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -221,6 +222,74 @@ func TestConformanceDifferencesE2E(t *testing.T) {
 		if !errors.As(err, &se) || se.Status().Reason != metav1.StatusReasonNotAcceptable ||
 			se.Status().Message != "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf" {
 			t.Errorf("406 Status: %v", err)
+		}
+	})
+
+	t.Run("MatchConditionsCompiled", func(t *testing.T) {
+		none := admissionregistrationv1.SideEffectClassNone
+		hook := func(name string, conditions ...admissionregistrationv1.MatchCondition) admissionregistrationv1.ValidatingWebhook {
+			return admissionregistrationv1.ValidatingWebhook{
+				Name:                    name,
+				ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: ptr("https://127.0.0.1:1/validate")},
+				SideEffects:             &none,
+				AdmissionReviewVersions: []string{"v1"},
+				MatchConditions:         conditions,
+			}
+		}
+		configs := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+		_, err := configs.Create(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: "bad-conditions"},
+			Webhooks: []admissionregistrationv1.ValidatingWebhook{hook("one.example.com",
+				admissionregistrationv1.MatchCondition{Name: "broken", Expression: "object.metadata.name =="},
+				admissionregistrationv1.MatchCondition{Name: "not-bool", Expression: "'yes'"},
+				admissionregistrationv1.MatchCondition{Name: "broken", Expression: "unknownVariable"},
+			)},
+		}, metav1.CreateOptions{})
+		wantInvalid(t, "bad match conditions", err, map[string]string{
+			"webhooks[0].matchConditions[0].expression": "compilation failed: ERROR: <input>:1:24: Syntax error",
+			"webhooks[0].matchConditions[1].expression": "must evaluate to bool but got string",
+			"webhooks[0].matchConditions[2].expression": "undeclared reference to 'unknownVariable'",
+			"webhooks[0].matchConditions[2].name":       "Duplicate value",
+		})
+		if _, err := configs.Create(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: "good-conditions"},
+			Webhooks: []admissionregistrationv1.ValidatingWebhook{hook("two.example.com",
+				admissionregistrationv1.MatchCondition{Name: "not-dry-run", Expression: "!request.dryRun && object.metadata.name.startsWith('x')"},
+				admissionregistrationv1.MatchCondition{Name: "authorized", Expression: "authorizer.group('').resource('pods').check('get').allowed()"},
+			)},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Errorf("good match conditions: %v", err)
+		}
+
+		policies := cs.AdmissionregistrationV1().ValidatingAdmissionPolicies()
+		policy := func(name string, variables []admissionregistrationv1.Variable, validations ...admissionregistrationv1.Validation) *admissionregistrationv1.ValidatingAdmissionPolicy {
+			return &admissionregistrationv1.ValidatingAdmissionPolicy{
+				ObjectMeta: metav1.ObjectMeta{Name: name},
+				Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+					MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+						RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+							Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+							Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
+						},
+					}}},
+					Variables:   variables,
+					Validations: validations,
+				},
+			}
+		}
+		_, err = policies.Create(ctx, policy("bad-expressions", nil,
+			admissionregistrationv1.Validation{Expression: "params.x == 1"},
+			admissionregistrationv1.Validation{Expression: "true", MessageExpression: "1 + 1"},
+		), metav1.CreateOptions{})
+		wantInvalid(t, "bad policy expressions", err, map[string]string{
+			"spec.validations[0].expression":        "undeclared reference to 'params'",
+			"spec.validations[1].messageExpression": "must evaluate to string but got int",
+		})
+		if _, err := policies.Create(ctx, policy("variables",
+			[]admissionregistrationv1.Variable{{Name: "name", Expression: "object.metadata.name"}},
+			admissionregistrationv1.Validation{Expression: "variables.name != 'forbidden'", MessageExpression: "'bad name ' + variables.name"},
+		), metav1.CreateOptions{}); err != nil {
+			t.Errorf("policy with variables: %v", err)
 		}
 	})
 
