@@ -15,12 +15,21 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	nodev1 "k8s.io/api/node/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+// wantForbidden fails unless err is a 403 whose message contains text.
+func wantForbidden(t *testing.T, what string, err error, text string) {
+	t.Helper()
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), text) {
+		t.Errorf("%s: want 403 with %q, got %v", what, text, err)
+	}
+}
 
 // conformancePod is a minimal valid pod named name, changed by edit.
 func conformancePod(name string, edit func(*corev1.Pod)) *corev1.Pod {
@@ -293,4 +302,53 @@ func TestConformanceDifferencesE2E(t *testing.T) {
 		}
 	})
 
+	t.Run("RuntimeClassAdmission", func(t *testing.T) {
+		_, err := pods.Create(ctx, conformancePod("missing-class", func(p *corev1.Pod) { p.Spec.RuntimeClassName = ptr("missing") }), metav1.CreateOptions{})
+		wantForbidden(t, "missing class", err, `pod rejected: RuntimeClass "missing" not found`)
+
+		if _, err := cs.NodeV1().RuntimeClasses().Create(ctx, &nodev1.RuntimeClass{
+			ObjectMeta: metav1.ObjectMeta{Name: "sandboxed"},
+			Handler:    "runsc",
+			Overhead:   &nodev1.Overhead{PodFixed: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}},
+			Scheduling: &nodev1.Scheduling{
+				NodeSelector: map[string]string{"runtime": "sandboxed"},
+				Tolerations:  []corev1.Toleration{{Key: "sandbox", Operator: corev1.TolerationOpExists}},
+			},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		pod, err := pods.Create(ctx, conformancePod("sandboxed", func(p *corev1.Pod) {
+			p.Spec.RuntimeClassName = ptr("sandboxed")
+			p.Spec.NodeSelector = map[string]string{"disk": "ssd"}
+		}), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cpu := pod.Spec.Overhead[corev1.ResourceCPU]; cpu.String() != "250m" ||
+			pod.Spec.NodeSelector["runtime"] != "sandboxed" || pod.Spec.NodeSelector["disk"] != "ssd" {
+			t.Errorf("pod of the class: overhead %v, node selector %v", pod.Spec.Overhead, pod.Spec.NodeSelector)
+		}
+		found := false
+		for _, tol := range pod.Spec.Tolerations {
+			found = found || tol.Key == "sandbox"
+		}
+		if !found {
+			t.Errorf("pod of the class lacks the class's toleration: %+v", pod.Spec.Tolerations)
+		}
+
+		_, err = pods.Create(ctx, conformancePod("selector-conflict", func(p *corev1.Pod) {
+			p.Spec.RuntimeClassName = ptr("sandboxed")
+			p.Spec.NodeSelector = map[string]string{"runtime": "other"}
+		}), metav1.CreateOptions{})
+		wantForbidden(t, "node selector conflict", err, "conflict: runtimeClass.scheduling.nodeSelector[runtime] = sandboxed; pod.spec.nodeSelector[runtime] = other")
+		_, err = pods.Create(ctx, conformancePod("other-overhead", func(p *corev1.Pod) {
+			p.Spec.RuntimeClassName = ptr("sandboxed")
+			p.Spec.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+		}), metav1.CreateOptions{})
+		wantForbidden(t, "other overhead", err, "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead")
+		_, err = pods.Create(ctx, conformancePod("overhead-without-class", func(p *corev1.Pod) {
+			p.Spec.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+		}), metav1.CreateOptions{})
+		wantForbidden(t, "overhead without a class", err, "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead")
+	})
 }
