@@ -15,8 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"github.com/devplane/devplane/apiserver/kubevalidation"
 )
 
 // Restart policies allowed per owner: any for bare pods, Always for
@@ -33,6 +31,20 @@ var (
 	supportedPullPolicies  = []corev1.PullPolicy{corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever}
 )
 
+// kubePodSpecChecks are kube's own checks of a pod spec's volume sources,
+// container resources and sysctls (rules many and intricate), from
+// apiserver/kubevalidation. builtin does not import that package: kube's
+// API packages it brings add kube's defaulting and conversions to
+// k8s.io/api's scheme builders as they initialize, which Scheme must be
+// built without, so builtin initializes before them.
+var kubePodSpecChecks func(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList
+
+// SetKubePodSpecChecks installs kube's pod spec checks; call it from an
+// init function, before any validation runs.
+func SetKubePodSpecChecks(checks func(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList) {
+	kubePodSpecChecks = checks
+}
+
 // validatePodTemplate checks a controller's pod template. claimVolumes are
 // volume names the controller adds itself (a StatefulSet's claim templates),
 // which mounts may name though the template does not list them.
@@ -43,9 +55,10 @@ func validatePodTemplate(t *corev1.PodTemplateSpec, fldPath *field.Path, restart
 }
 
 func validatePodSpec(spec *corev1.PodSpec, fldPath *field.Path, restartPolicies []corev1.RestartPolicy, claimVolumes ...string) field.ErrorList {
-	// Volume sources, container resources and sysctls follow kube's own
-	// rules, many and intricate.
-	errs := kubevalidation.PodSpec(spec, fldPath)
+	var errs field.ErrorList
+	if kubePodSpecChecks != nil {
+		errs = kubePodSpecChecks(spec, fldPath)
+	}
 	volumes := volumeNames(spec.Volumes)
 	for _, name := range claimVolumes {
 		volumes[name] = true
