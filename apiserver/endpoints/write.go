@@ -424,12 +424,17 @@ func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	}
 	body, validation, wn := wr.body, wr.validation, wr.wn
 	ctx = admission.WithWarnings(ctx, wn.add)
+	// Duplicate fields in an apply body are reported as kube reports them:
+	// only once the apply itself succeeded, so an unknown field's error
+	// comes first.
+	var duplicateFields error
 	if isApply {
-		applyWarnings, err := patch.CheckApplyBody(body, validation)
-		if err != nil {
+		if _, err := patch.FieldValidation(validation); err != nil {
 			h.writeError(w, r, err)
 			return
 		}
+		applyWarnings, err := patch.CheckApplyBody(body, validation)
+		duplicateFields = err
 		for _, text := range applyWarnings {
 			wn.add(text)
 		}
@@ -448,6 +453,9 @@ func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 			out, err := fm.ApplyPatch(current, body, who, force, sub)
 			if err != nil {
 				return nil, err
+			}
+			if duplicateFields != nil {
+				return nil, duplicateFields
 			}
 			return keepIfUnchanged(current, out), nil
 		}
@@ -493,7 +501,7 @@ func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		}, updateOpts)
 	if isApply && sub == "" && apierrors.IsNotFound(err) {
 		// Server-side apply creates what does not exist yet.
-		h.applyCreate(ctx, w, r, sc, mc, body, who, force, opts, wn)
+		h.applyCreate(ctx, w, r, sc, mc, body, who, force, opts, wn, duplicateFields)
 		return
 	}
 	if err != nil {
@@ -505,8 +513,11 @@ func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 }
 
 func (h *handler) applyCreate(ctx context.Context, w http.ResponseWriter, r *http.Request, sc *scope, mc mediaChoice,
-	body []byte, who string, force bool, opts metav1.PatchOptions, wn *warnings) {
+	body []byte, who string, force bool, opts metav1.PatchOptions, wn *warnings, duplicateFields error) {
 	obj, err := sc.res.FieldManager.ApplyPatch(nil, body, who, force, "")
+	if err == nil {
+		err = duplicateFields
+	}
 	if err != nil {
 		h.writeError(w, r, err)
 		return

@@ -122,4 +122,16 @@ spec:
 	if code, body := apply(duplicate, "Strict"); code != http.StatusBadRequest || !strings.Contains(body, `line 9: key \"image\" already set in map`) {
 		t.Errorf("apply with a duplicate field: %d %s", code, body)
 	}
+	// kube checks for duplicates once the apply succeeded: the unknown
+	// field is the error.
+	if code, body := apply(unknown+"\n  image: alpine", "Strict"); code != http.StatusInternalServerError || !strings.Contains(body, `.unknownField: field not declared in schema`) {
+		t.Errorf("apply with an unknown and a duplicate field: %d %s", code, body)
+	}
+	valid := strings.Replace(unknown, "unknownField: unknown\n", "", 1)
+	if code, body := apply(valid, "Strict"); code != http.StatusCreated {
+		t.Fatalf("apply of a valid CronTab: %d %s", code, body)
+	}
+	if code, body := apply(unknown+"\n  image: alpine", "Strict"); code != http.StatusInternalServerError || !strings.Contains(body, `.unknownField: field not declared in schema`) {
+		t.Errorf("apply over an existing CronTab with an unknown and a duplicate field: %d %s", code, body)
+	}
 }
