@@ -632,19 +632,7 @@ func validateValidatingAdmissionPolicyExpressions(p *admissionregistrationv1.Val
 	hasParams := p.Spec.ParamKind != nil
 	errs := validateMatchConditions(p.Spec.MatchConditions, hasParams, specPath.Child("matchConditions"))
 	policy := celcompile.NewPolicy(hasParams, len(p.Spec.Variables) > 0)
-	for i, v := range p.Spec.Variables {
-		vPath := specPath.Child("variables").Index(i)
-		if strings.TrimSpace(v.Name) == "" {
-			errs = append(errs, field.Required(vPath.Child("name"), "name is not specified"))
-		} else if !celIdentifier.MatchString(v.Name) || celReserved[v.Name] {
-			errs = append(errs, field.Invalid(vPath.Child("name"), v.Name, "must be a valid CEL identifier"))
-		}
-		if strings.TrimSpace(v.Expression) == "" {
-			errs = append(errs, field.Required(vPath.Child("expression"), "expression is not specified"))
-		} else if err := policy.Variable(v.Name, v.Expression, vPath.Child("expression")); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	errs = append(errs, validatePolicyVariables(policy, p.Spec.Variables)...)
 	for i, v := range p.Spec.Validations {
 		vPath := specPath.Child("validations").Index(i)
 		if strings.TrimSpace(v.Expression) == "" {
@@ -658,6 +646,26 @@ func validateValidatingAdmissionPolicyExpressions(p *admissionregistrationv1.Val
 			if err := policy.Message(v.MessageExpression, vPath.Child("messageExpression")); err != nil {
 				errs = append(errs, err)
 			}
+		}
+	}
+	return errs
+}
+
+// validatePolicyVariables checks a policy's variables in order, each
+// declared for the expressions after it.
+func validatePolicyVariables(policy *celcompile.Policy, variables []admissionregistrationv1.Variable) field.ErrorList {
+	var errs field.ErrorList
+	for i, v := range variables {
+		vPath := specPath.Child("variables").Index(i)
+		if strings.TrimSpace(v.Name) == "" {
+			errs = append(errs, field.Required(vPath.Child("name"), "name is not specified"))
+		} else if !celIdentifier.MatchString(v.Name) || celReserved[v.Name] {
+			errs = append(errs, field.Invalid(vPath.Child("name"), v.Name, "must be a valid CEL identifier"))
+		}
+		if strings.TrimSpace(v.Expression) == "" {
+			errs = append(errs, field.Required(vPath.Child("expression"), "expression is not specified"))
+		} else if err := policy.Variable(v.Name, v.Expression, vPath.Child("expression")); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errs

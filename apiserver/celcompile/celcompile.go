@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
 	apiservercel "k8s.io/apiserver/pkg/cel"
@@ -82,12 +83,32 @@ func (p *Policy) Message(expr string, fldPath *field.Path) *field.Error {
 	return p.check(expression{expr, []*cel.Type{cel.StringType}}, fldPath)
 }
 
+// ApplyConfiguration checks a mutating policy's applyConfiguration
+// expression, which builds an Object{...}.
+func (p *Policy) ApplyConfiguration(expr string, fldPath *field.Path) *field.Error {
+	return p.checkMutation(expression{expr, []*cel.Type{types.NewObjectType("Object")}}, fldPath)
+}
+
+// JSONPatch checks a mutating policy's jsonPatch expression, a list of
+// JSONPatch{...}.
+func (p *Policy) JSONPatch(expr string, fldPath *field.Path) *field.Error {
+	return p.checkMutation(expression{expr, []*cel.Type{cel.ListType(types.NewObjectType("JSONPatch"))}}, fldPath)
+}
+
 func (p *Policy) declarations() plugincel.OptionalVariableDeclarations {
 	return plugincel.OptionalVariableDeclarations{HasParams: p.hasParams, HasAuthorizer: true}
 }
 
 func (p *Policy) check(e expression, fldPath *field.Path) *field.Error {
 	result := p.compiler.CompileCELExpression(e, p.declarations(), environment.NewExpressions)
+	return fieldError(result.Error, e.expr, fldPath)
+}
+
+// checkMutation compiles with the Object and JSONPatch types declared.
+func (p *Policy) checkMutation(e expression, fldPath *field.Path) *field.Error {
+	decls := p.declarations()
+	decls.HasPatchTypes = true
+	result := p.compiler.CompileCELExpression(e, decls, environment.NewExpressions)
 	return fieldError(result.Error, e.expr, fldPath)
 }
 

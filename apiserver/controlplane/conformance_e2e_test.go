@@ -300,6 +300,42 @@ func TestConformanceDifferencesE2E(t *testing.T) {
 		), metav1.CreateOptions{}); err != nil {
 			t.Errorf("policy with variables: %v", err)
 		}
+
+		mutating := func(name string, mutations ...admissionregistrationv1.Mutation) *admissionregistrationv1.MutatingAdmissionPolicy {
+			return &admissionregistrationv1.MutatingAdmissionPolicy{
+				ObjectMeta: metav1.ObjectMeta{Name: name},
+				Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
+					MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+						RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+							Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+							Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
+						},
+					}}},
+					Variables:          []admissionregistrationv1.Variable{{Name: "label", Expression: "'stamped'"}},
+					Mutations:          mutations,
+					ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
+				},
+			}
+		}
+		mutatingPolicies := cs.AdmissionregistrationV1().MutatingAdmissionPolicies()
+		_, err = mutatingPolicies.Create(ctx, mutating("bad-mutations",
+			admissionregistrationv1.Mutation{PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
+				ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{Expression: "Object{metadata: Object.metadata{"}},
+			admissionregistrationv1.Mutation{PatchType: admissionregistrationv1.PatchTypeJSONPatch,
+				JSONPatch: &admissionregistrationv1.JSONPatch{Expression: "'not a list'"}},
+		), metav1.CreateOptions{})
+		wantInvalid(t, "bad mutations", err, map[string]string{
+			"spec.mutations[0].applyConfiguration.expression": "compilation failed",
+			"spec.mutations[1].jsonPatch.expression":          "must evaluate to list(JSONPatch) but got string",
+		})
+		if _, err := mutatingPolicies.Create(ctx, mutating("good-mutations",
+			admissionregistrationv1.Mutation{PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
+				ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{Expression: "Object{metadata: Object.metadata{labels: {'stamp': variables.label}}}"}},
+			admissionregistrationv1.Mutation{PatchType: admissionregistrationv1.PatchTypeJSONPatch,
+				JSONPatch: &admissionregistrationv1.JSONPatch{Expression: "[JSONPatch{op: 'add', path: '/metadata/annotations/' + jsonpatch.escapeKey('a/b'), value: 'c'}]"}},
+		), metav1.CreateOptions{}); err != nil {
+			t.Errorf("good mutations: %v", err)
+		}
 	})
 
 	t.Run("RuntimeClassAdmission", func(t *testing.T) {
