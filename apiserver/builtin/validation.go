@@ -596,19 +596,18 @@ func validateMatchConditions(conditions []admissionregistrationv1.MatchCondition
 		} else if err := celcompile.Condition(expr, hasParams, cPath.Child("expression")); err != nil {
 			errs = append(errs, err)
 		}
+		namePath := cPath.Child("name")
 		if c.Name == "" {
-			errs = append(errs, field.Required(cPath.Child("name"), ""))
-		} else {
-			for _, msg := range utilvalidation.IsQualifiedName(c.Name) {
-				errs = append(errs, field.Invalid(cPath.Child("name"), c.Name, msg))
-			}
+			errs = append(errs, field.Required(namePath, ""))
+			continue
 		}
-		if c.Name != "" {
-			if names[c.Name] {
-				errs = append(errs, field.Duplicate(cPath.Child("name"), c.Name))
-			}
-			names[c.Name] = true
+		for _, msg := range utilvalidation.IsQualifiedName(c.Name) {
+			errs = append(errs, field.Invalid(namePath, c.Name, msg))
 		}
+		if names[c.Name] {
+			errs = append(errs, field.Duplicate(namePath, c.Name))
+		}
+		names[c.Name] = true
 	}
 	return errs
 }

@@ -100,27 +100,26 @@ func TestConformanceDifferencesE2E(t *testing.T) {
 	})
 
 	t.Run("PodCertificateProjectionValidated", func(t *testing.T) {
-		_, err := pods.Create(ctx, conformancePod("short-certificate", func(p *corev1.Pod) {
-			p.Spec.Volumes = []corev1.Volume{{Name: "certs", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
-				Sources: []corev1.VolumeProjection{{PodCertificate: &corev1.PodCertificateProjection{
-					SignerName:           "example.com/signer",
-					KeyType:              "ED25519",
-					MaxExpirationSeconds: ptr(int32(100)),
-					CredentialBundlePath: "credentials.pem",
-				}}},
-			}}}}
+		certificatePod := func(name string, projection corev1.PodCertificateProjection) *corev1.Pod {
+			return conformancePod(name, func(p *corev1.Pod) {
+				p.Spec.Volumes = []corev1.Volume{{Name: "certs", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+					Sources: []corev1.VolumeProjection{{PodCertificate: &projection}},
+				}}}}
+			})
+		}
+		_, err := pods.Create(ctx, certificatePod("short-certificate", corev1.PodCertificateProjection{
+			SignerName:           "example.com/signer",
+			KeyType:              "ED25519",
+			MaxExpirationSeconds: ptr(int32(100)),
+			CredentialBundlePath: "credentials.pem",
 		}), metav1.CreateOptions{})
 		wantInvalid(t, "maxExpirationSeconds under an hour", err, map[string]string{
 			"spec.volumes[0].projected.sources[0].podCertificate.maxExpirationSeconds": "if provided, maxExpirationSeconds must be >= 3600",
 		})
-		_, err = pods.Create(ctx, conformancePod("long-certificate", func(p *corev1.Pod) {
-			p.Spec.Volumes = []corev1.Volume{{Name: "certs", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
-				Sources: []corev1.VolumeProjection{{PodCertificate: &corev1.PodCertificateProjection{
-					SignerName:           "kubernetes.io/kube-apiserver-client-pod",
-					KeyType:              "RSA1024",
-					MaxExpirationSeconds: ptr(int32(7862401)),
-				}}},
-			}}}}
+		_, err = pods.Create(ctx, certificatePod("long-certificate", corev1.PodCertificateProjection{
+			SignerName:           "kubernetes.io/kube-apiserver-client-pod",
+			KeyType:              "RSA1024",
+			MaxExpirationSeconds: ptr(int32(7862401)),
 		}), metav1.CreateOptions{})
 		wantInvalid(t, "maxExpirationSeconds over the kubernetes.io maximum", err, map[string]string{
 			"spec.volumes[0].projected.sources[0].podCertificate.maxExpirationSeconds": "if provided, maxExpirationSeconds must be <= 86400",
