@@ -96,9 +96,55 @@ func updateValidatorFor(k Kind) func(obj, old runtime.Object) field.ErrorList {
 				errs = append(errs, e)
 			}
 		}
-		errs = append(errs, validate(obj)...)
+		errs = append(errs, keptMatchConditionsAccepted(obj, old, validate(obj))...)
 		return append(errs, validateImmutable(obj, old)...)
 	}
+}
+
+// keptMatchConditionsAccepted drops the errors of match conditions an
+// update leaves as they were (and, for policies, the paramKind they are
+// compiled with), as kube does: one stored before its checks, or under a
+// CEL environment since changed, must not block every later update.
+func keptMatchConditionsAccepted(obj, old runtime.Object, errs field.ErrorList) field.ErrorList {
+	if len(errs) == 0 || !sameMatchConditions(obj, old) {
+		return errs
+	}
+	kept := errs[:0:0]
+	for _, e := range errs {
+		if !strings.Contains(e.Field, ".matchConditions") {
+			kept = append(kept, e)
+		}
+	}
+	return kept
+}
+
+func sameMatchConditions(obj, old runtime.Object) bool {
+	var now, before []any
+	switch o := obj.(type) {
+	case *admissionregistrationv1.ValidatingWebhookConfiguration:
+		for _, w := range o.Webhooks {
+			now = append(now, w.MatchConditions)
+		}
+		for _, w := range old.(*admissionregistrationv1.ValidatingWebhookConfiguration).Webhooks {
+			before = append(before, w.MatchConditions)
+		}
+	case *admissionregistrationv1.MutatingWebhookConfiguration:
+		for _, w := range o.Webhooks {
+			now = append(now, w.MatchConditions)
+		}
+		for _, w := range old.(*admissionregistrationv1.MutatingWebhookConfiguration).Webhooks {
+			before = append(before, w.MatchConditions)
+		}
+	case *admissionregistrationv1.ValidatingAdmissionPolicy:
+		prev := old.(*admissionregistrationv1.ValidatingAdmissionPolicy)
+		now, before = []any{o.Spec.ParamKind, o.Spec.MatchConditions}, []any{prev.Spec.ParamKind, prev.Spec.MatchConditions}
+	case *admissionregistrationv1.MutatingAdmissionPolicy:
+		prev := old.(*admissionregistrationv1.MutatingAdmissionPolicy)
+		now, before = []any{o.Spec.ParamKind, o.Spec.MatchConditions}, []any{prev.Spec.ParamKind, prev.Spec.MatchConditions}
+	default:
+		return false
+	}
+	return apiequality.Semantic.DeepEqual(now, before)
 }
 
 // validateContent checks everything but metadata, per type.
