@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"mime"
 	"net/http"
 	"slices"
@@ -459,7 +460,11 @@ func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 			}
 			return keepIfUnchanged(current, out), nil
 		}
-		obj, warns, err := patch.Apply(current, gvk, patchType, body, validation)
+		var unknownFields func(*unstructured.Unstructured) []string
+		if gvk == sc.res.GroupVersionKind() {
+			unknownFields = sc.res.UnknownFields
+		}
+		obj, warns, err := patch.ApplyToCustom(current, gvk, patchType, body, validation, unknownFields)
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package extensions_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -133,5 +134,53 @@ spec:
 	}
 	if code, body := apply(unknown+"\n  image: alpine", "Strict"); code != http.StatusInternalServerError || !strings.Contains(body, `.unknownField: field not declared in schema`) {
 		t.Errorf("apply over an existing CronTab with an unknown and a duplicate field: %d %s", code, body)
+	}
+}
+
+// TestCustomResourcePatchFieldValidationE2E: JSON and merge patches of a
+// custom resource check the patched object's fields against the schema,
+// as kube's strict decoding of it does: Strict is kube's 422 on "patch",
+// Warn a warning (and the field pruned).
+func TestCustomResourcePatchFieldValidationE2E(t *testing.T) {
+	d := start(t)
+	ext := d.apiext(t)
+	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(context.Background(), readCRD(t, "crontab-crd.yaml"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitEstablished(t, ext, "crontabs.stable.example.com")
+	d.mustKubectl(t, "", "apply", "-f", "testdata/crontab.yaml")
+
+	client, err := rest.HTTPClientFor(d.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := func(patchType types.PatchType, body, validation string) (int, string, string) {
+		url := d.config.Host + "/apis/stable.example.com/v1/namespaces/default/crontabs/nightly?fieldValidation=" + validation
+		req, _ := http.NewRequest(http.MethodPatch, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", string(patchType))
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(raw), resp.Header.Get("Warning")
+	}
+	for _, p := range []struct {
+		patchType types.PatchType
+		body      string
+	}{
+		{types.MergePatchType, `{"spec":{"foo":"x"}}`},
+		{types.JSONPatchType, `[{"op":"add","path":"/spec/foo","value":"x"}]`},
+	} {
+		code, body, _ := patch(p.patchType, p.body, "Strict")
+		if code != http.StatusUnprocessableEntity || !strings.Contains(body, `patch: Invalid value: `) ||
+			!strings.Contains(body, `strict decoding error: unknown field \"spec.foo\"`) {
+			t.Errorf("%s, Strict: %d %s", p.patchType, code, body)
+		}
+		code, body, warning := patch(p.patchType, p.body, "Warn")
+		if code != http.StatusOK || !strings.Contains(warning, `unknown field \"spec.foo\"`) || strings.Contains(body, `"foo"`) {
+			t.Errorf("%s, Warn: %d, warning %q, %s", p.patchType, code, warning, body)
+		}
 	}
 }
