@@ -8,18 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 )
 
 func TestServerSideApplyAndMediaTypes(t *testing.T) {
-	d := start(t)
-	ext := d.apiext(t)
-	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(context.Background(), readCRD(t, "crontab-crd.yaml"), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitEstablished(t, ext, "crontabs.stable.example.com")
+	d, _ := startWithCronTabs(t)
 
 	d.mustKubectl(t, "", "apply", "--server-side", "-f", "testdata/crontab.yaml")
 	out := d.mustKubectl(t, "", "get", "ct", "nightly", "--show-managed-fields", "-o", "jsonpath={.metadata.managedFields[*].manager} {.metadata.managedFields[*].operation}")
@@ -81,12 +75,7 @@ func mustRead(t *testing.T, path string) string {
 // fieldValidation asks (as kube's field validation conformance specs
 // expect), and Strict still refuses duplicate fields afterwards.
 func TestServerSideApplyUnknownFieldsE2E(t *testing.T) {
-	d := start(t)
-	ext := d.apiext(t)
-	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(context.Background(), readCRD(t, "crontab-crd.yaml"), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitEstablished(t, ext, "crontabs.stable.example.com")
+	_, ext := startWithCronTabs(t)
 
 	apply := func(body, validation string) (int, string) {
 		var code int
@@ -142,12 +131,7 @@ spec:
 // as kube's strict decoding of it does: Strict is kube's 422 on "patch",
 // Warn a warning (and the field pruned).
 func TestCustomResourcePatchFieldValidationE2E(t *testing.T) {
-	d := start(t)
-	ext := d.apiext(t)
-	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(context.Background(), readCRD(t, "crontab-crd.yaml"), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitEstablished(t, ext, "crontabs.stable.example.com")
+	d, _ := startWithCronTabs(t)
 	d.mustKubectl(t, "", "apply", "-f", "testdata/crontab.yaml")
 
 	client, err := rest.HTTPClientFor(d.config)
