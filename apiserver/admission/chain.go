@@ -9,7 +9,7 @@ type ChainOptions struct {
 }
 
 // NewChain is kube-apiserver's default admission order: the built-in
-// plugins, then mutating admission policies and mutating webhooks; in the validation phase (each plugin's
+// plugins (RuntimeClass last of them), then mutating admission policies and mutating webhooks; in the validation phase (each plugin's
 // Validate in the same order), PodSecurity, ResourceQuota,
 // ValidatingAdmissionPolicies and validating webhooks. NamespaceLifecycle
 // is the REST store's own check.
@@ -30,6 +30,7 @@ func NewChain(src Source, opts ChainOptions) (Chain, error) {
 	}
 	return append(chain,
 		podSecurity,
+		RuntimeClass(src),
 		MutatingAdmissionPolicies(src),
 		NewMutatingWebhooks(src),
 		ValidatingAdmissionPolicies(src),

@@ -102,8 +102,10 @@ func defaultObject(obj runtime.Object) {
 	case *networkingv1.NetworkPolicy:
 		defaultNetworkPolicy(o)
 	case *rbacv1.RoleBinding:
+		defaultRoleRef(&o.RoleRef)
 		defaultSubjects(o.Subjects)
 	case *rbacv1.ClusterRoleBinding:
+		defaultRoleRef(&o.RoleRef)
 		defaultSubjects(o.Subjects)
 	case *admissionregistrationv1.MutatingWebhookConfiguration:
 		for i := range o.Webhooks {
@@ -347,6 +349,13 @@ func defaultVolume(v *corev1.Volume) {
 		for i := range s.Projected.Sources {
 			if sat := s.Projected.Sources[i].ServiceAccountToken; sat != nil {
 				setIfNil(&sat.ExpirationSeconds, 3600)
+			}
+			if dapi := s.Projected.Sources[i].DownwardAPI; dapi != nil {
+				for j := range dapi.Items {
+					if ref := dapi.Items[j].FieldRef; ref != nil && ref.APIVersion == "" {
+						ref.APIVersion = "v1"
+					}
+				}
 			}
 		}
 	}
@@ -642,6 +651,14 @@ func defaultNetworkPolicy(np *networkingv1.NetworkPolicy) {
 		if len(np.Spec.Egress) > 0 {
 			np.Spec.PolicyTypes = append(np.Spec.PolicyTypes, networkingv1.PolicyTypeEgress)
 		}
+	}
+}
+
+// defaultRoleRef names the RBAC group when a binding's roleRef leaves it
+// out: roles only come from there.
+func defaultRoleRef(ref *rbacv1.RoleRef) {
+	if ref.APIGroup == "" {
+		ref.APIGroup = rbacv1.GroupName
 	}
 }
 

@@ -82,6 +82,11 @@ func objectFields(obj runtime.Object) fields.Set {
 }
 
 func eventFields(ref corev1.ObjectReference, reason, reportingController, source, eventType string) fields.Set {
+	// Events written through events.k8s.io name their reporter only in
+	// reportingController; kube's source selector finds them by it.
+	if source == "" {
+		source = reportingController
+	}
 	return fields.Set{
 		"involvedObject.kind":            ref.Kind,
 		"involvedObject.namespace":       ref.Namespace,

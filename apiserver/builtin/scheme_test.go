@@ -66,3 +66,19 @@ func TestSchemeHasMetaAndSubresourceTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestSchemeHasNoKubeDefaulting: Scheme must be built before kube's API
+// packages (k8s.io/kubernetes/pkg/apis/...) initialize, since they add
+// kube's defaulting to k8s.io/api's scheme builders; decoding through
+// Scheme would otherwise fill fields devplane's defaults leave alone (a
+// StatefulSet's rollingUpdate.maxUnavailable), and a patched object would
+// differ from the stored one it equals.
+func TestSchemeHasNoKubeDefaulting(t *testing.T) {
+	for _, k := range Kinds() {
+		obj := k.New()
+		Scheme.Default(obj)
+		if !reflect.DeepEqual(obj, k.New()) {
+			t.Errorf("%s: Scheme.Default filled %+v", k.Resource, obj)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package builtin
 import (
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -17,6 +18,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -26,6 +28,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/devplane/devplane/apiserver/celcompile"
 )
 
 var (
@@ -98,9 +102,55 @@ func updateValidatorWith(k Kind, immutable func(obj, old runtime.Object) field.E
 				errs = append(errs, e)
 			}
 		}
-		errs = append(errs, validate(obj)...)
+		errs = append(errs, keptMatchConditionsAccepted(obj, old, validate(obj))...)
 		return append(errs, immutable(obj, old)...)
 	}
+}
+
+// keptMatchConditionsAccepted drops the errors of match conditions an
+// update leaves as they were (and, for policies, the paramKind they are
+// compiled with), as kube does: one stored before its checks, or under a
+// CEL environment since changed, must not block every later update.
+func keptMatchConditionsAccepted(obj, old runtime.Object, errs field.ErrorList) field.ErrorList {
+	if len(errs) == 0 || !sameMatchConditions(obj, old) {
+		return errs
+	}
+	kept := errs[:0:0]
+	for _, e := range errs {
+		if !strings.Contains(e.Field, ".matchConditions") {
+			kept = append(kept, e)
+		}
+	}
+	return kept
+}
+
+func sameMatchConditions(obj, old runtime.Object) bool {
+	var now, before []any
+	switch o := obj.(type) {
+	case *admissionregistrationv1.ValidatingWebhookConfiguration:
+		for _, w := range o.Webhooks {
+			now = append(now, w.MatchConditions)
+		}
+		for _, w := range old.(*admissionregistrationv1.ValidatingWebhookConfiguration).Webhooks {
+			before = append(before, w.MatchConditions)
+		}
+	case *admissionregistrationv1.MutatingWebhookConfiguration:
+		for _, w := range o.Webhooks {
+			now = append(now, w.MatchConditions)
+		}
+		for _, w := range old.(*admissionregistrationv1.MutatingWebhookConfiguration).Webhooks {
+			before = append(before, w.MatchConditions)
+		}
+	case *admissionregistrationv1.ValidatingAdmissionPolicy:
+		prev := old.(*admissionregistrationv1.ValidatingAdmissionPolicy)
+		now, before = []any{o.Spec.ParamKind, o.Spec.MatchConditions}, []any{prev.Spec.ParamKind, prev.Spec.MatchConditions}
+	case *admissionregistrationv1.MutatingAdmissionPolicy:
+		prev := old.(*admissionregistrationv1.MutatingAdmissionPolicy)
+		now, before = []any{o.Spec.ParamKind, o.Spec.MatchConditions}, []any{prev.Spec.ParamKind, prev.Spec.MatchConditions}
+	default:
+		return false
+	}
+	return apiequality.Semantic.DeepEqual(now, before)
 }
 
 // validateContent checks everything but metadata, per type.
@@ -162,6 +212,8 @@ func validateContent(obj runtime.Object) field.ErrorList {
 		return validateIPAddress(o)
 	case *networkingv1.ServiceCIDR:
 		return validateServiceCIDR(o)
+	case *admissionregistrationv1.ValidatingAdmissionPolicy:
+		return validateValidatingAdmissionPolicyExpressions(o)
 	case *admissionregistrationv1.MutatingAdmissionPolicy:
 		return validateMutatingAdmissionPolicy(o)
 	case *admissionregistrationv1.MutatingAdmissionPolicyBinding:
@@ -177,13 +229,13 @@ func validateContent(obj runtime.Object) field.ErrorList {
 	case *admissionregistrationv1.MutatingWebhookConfiguration:
 		hooks := make([]webhookView, len(o.Webhooks))
 		for i, w := range o.Webhooks {
-			hooks[i] = webhookView{w.Name, w.SideEffects, w.AdmissionReviewVersions, w.ClientConfig, w.FailurePolicy, w.TimeoutSeconds}
+			hooks[i] = webhookView{w.Name, w.SideEffects, w.AdmissionReviewVersions, w.ClientConfig, w.FailurePolicy, w.TimeoutSeconds, w.MatchConditions}
 		}
 		return validateWebhooks(hooks)
 	case *admissionregistrationv1.ValidatingWebhookConfiguration:
 		hooks := make([]webhookView, len(o.Webhooks))
 		for i, w := range o.Webhooks {
-			hooks[i] = webhookView{w.Name, w.SideEffects, w.AdmissionReviewVersions, w.ClientConfig, w.FailurePolicy, w.TimeoutSeconds}
+			hooks[i] = webhookView{w.Name, w.SideEffects, w.AdmissionReviewVersions, w.ClientConfig, w.FailurePolicy, w.TimeoutSeconds, w.MatchConditions}
 		}
 		return validateWebhooks(hooks)
 	}
@@ -240,6 +292,8 @@ func validateImmutable(obj, old runtime.Object) field.ErrorList {
 		return validatePodCertificateRequestUpdate(o, old.(*certificatesv1.PodCertificateRequest))
 	case *storagemigrationv1.StorageVersionMigration:
 		return validateStorageVersionMigrationUpdate(o, old.(*storagemigrationv1.StorageVersionMigration))
+	case *schedulingv1.PriorityClass:
+		return validatePriorityClassUpdate(o, old.(*schedulingv1.PriorityClass))
 	case *rbacv1.RoleBinding:
 		return validateRoleRefUpdate(o.RoleRef, old.(*rbacv1.RoleBinding).RoleRef)
 	case *rbacv1.ClusterRoleBinding:
@@ -499,6 +553,16 @@ func validateBinding(ref rbacv1.RoleRef, subjects []rbacv1.Subject, namespaced b
 	return errs
 }
 
+// validatePriorityClassUpdate keeps a class's value and preemption policy:
+// pods admitted under it already carry both.
+func validatePriorityClassUpdate(pc, old *schedulingv1.PriorityClass) field.ErrorList {
+	var errs field.ErrorList
+	if pc.Value != old.Value {
+		errs = append(errs, field.Forbidden(field.NewPath("value"), "may not be changed in an update."))
+	}
+	return append(errs, apivalidation.ValidateImmutableField(pc.PreemptionPolicy, old.PreemptionPolicy, field.NewPath("preemptionPolicy"))...)
+}
+
 func validateRoleRefUpdate(ref, old rbacv1.RoleRef) field.ErrorList {
 	if ref != old {
 		return field.ErrorList{field.Invalid(field.NewPath("roleRef"), ref, "cannot change roleRef")}
@@ -514,6 +578,7 @@ type webhookView struct {
 	clientConfig            admissionregistrationv1.WebhookClientConfig
 	failurePolicy           *admissionregistrationv1.FailurePolicyType
 	timeoutSeconds          *int32
+	matchConditions         []admissionregistrationv1.MatchCondition
 }
 
 var (
@@ -559,6 +624,42 @@ func validateWebhooks(hooks []webhookView) field.ErrorList {
 		if h.timeoutSeconds != nil && (*h.timeoutSeconds < 1 || *h.timeoutSeconds > 30) {
 			errs = append(errs, field.Invalid(hookPath.Child("timeoutSeconds"), *h.timeoutSeconds, "the timeout value must be between 1 and 30 seconds"))
 		}
+		errs = append(errs, validateMatchConditions(h.matchConditions, false, hookPath.Child("matchConditions"))...)
+	}
+	return errs
+}
+
+// maxMatchConditions is how many match conditions kube lets one webhook
+// or policy have.
+const maxMatchConditions = 64
+
+// validateMatchConditions checks named CEL conditions, each compiled as
+// kube compiles it (params declared only for policies that have them).
+func validateMatchConditions(conditions []admissionregistrationv1.MatchCondition, hasParams bool, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(conditions) > maxMatchConditions {
+		errs = append(errs, field.TooMany(fldPath, len(conditions), maxMatchConditions))
+	}
+	names := map[string]bool{}
+	for i, c := range conditions {
+		cPath := fldPath.Index(i)
+		if expr := strings.TrimSpace(c.Expression); expr == "" {
+			errs = append(errs, field.Required(cPath.Child("expression"), ""))
+		} else if err := celcompile.Condition(expr, hasParams, cPath.Child("expression")); err != nil {
+			errs = append(errs, err)
+		}
+		namePath := cPath.Child("name")
+		if c.Name == "" {
+			errs = append(errs, field.Required(namePath, ""))
+			continue
+		}
+		for _, msg := range utilvalidation.IsQualifiedName(c.Name) {
+			errs = append(errs, field.Invalid(namePath, c.Name, msg))
+		}
+		if names[c.Name] {
+			errs = append(errs, field.Duplicate(namePath, c.Name))
+		}
+		names[c.Name] = true
 	}
 	return errs
 }
@@ -574,3 +675,58 @@ func validateAdmissionReviewVersions(versions []string, fldPath *field.Path) fie
 	}
 	return field.ErrorList{field.Invalid(fldPath, versions, "must include at least one of "+strings.Join(acceptedAdmissionReviewVersions, ", "))}
 }
+
+// validateValidatingAdmissionPolicyExpressions compiles a policy's CEL as
+// kube's validation does: match conditions on their own, then variables,
+// which validations may name.
+func validateValidatingAdmissionPolicyExpressions(p *admissionregistrationv1.ValidatingAdmissionPolicy) field.ErrorList {
+	hasParams := p.Spec.ParamKind != nil
+	errs := validateMatchConditions(p.Spec.MatchConditions, hasParams, specPath.Child("matchConditions"))
+	policy := celcompile.NewPolicy(hasParams, len(p.Spec.Variables) > 0)
+	errs = append(errs, validatePolicyVariables(policy, p.Spec.Variables)...)
+	for i, v := range p.Spec.Validations {
+		vPath := specPath.Child("validations").Index(i)
+		if strings.TrimSpace(v.Expression) == "" {
+			errs = append(errs, field.Required(vPath.Child("expression"), "expression is not specified"))
+		} else if err := policy.Condition(v.Expression, vPath.Child("expression")); err != nil {
+			errs = append(errs, err)
+		}
+		if v.MessageExpression != "" && strings.TrimSpace(v.MessageExpression) == "" {
+			errs = append(errs, field.Invalid(vPath.Child("messageExpression"), v.MessageExpression, "must be non-empty if specified"))
+		} else if strings.TrimSpace(v.MessageExpression) != "" {
+			if err := policy.Message(v.MessageExpression, vPath.Child("messageExpression")); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errs
+}
+
+// validatePolicyVariables checks a policy's variables in order, each
+// declared for the expressions after it.
+func validatePolicyVariables(policy *celcompile.Policy, variables []admissionregistrationv1.Variable) field.ErrorList {
+	var errs field.ErrorList
+	for i, v := range variables {
+		vPath := specPath.Child("variables").Index(i)
+		if strings.TrimSpace(v.Name) == "" {
+			errs = append(errs, field.Required(vPath.Child("name"), "name is not specified"))
+		} else if !celIdentifier.MatchString(v.Name) || celReserved[v.Name] {
+			errs = append(errs, field.Invalid(vPath.Child("name"), v.Name, "must be a valid CEL identifier"))
+		}
+		if strings.TrimSpace(v.Expression) == "" {
+			errs = append(errs, field.Required(vPath.Child("expression"), "expression is not specified"))
+		} else if err := policy.Variable(v.Name, v.Expression, vPath.Child("expression")); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// A variable's name is a CEL identifier, and not one of CEL's reserved
+// words.
+var (
+	celIdentifier = regexp.MustCompile("^[_a-zA-Z][_a-zA-Z0-9]*$")
+	celReserved   = map[string]bool{"true": true, "false": true, "null": true, "in": true, "as": true, "break": true, "const": true,
+		"continue": true, "else": true, "for": true, "function": true, "if": true, "import": true, "let": true, "loop": true,
+		"package": true, "namespace": true, "return": true, "var": true, "void": true, "while": true}
+)

@@ -273,3 +273,30 @@ func TestStatefulSetMountsItsClaimTemplates(t *testing.T) {
 	expectOneError(t, createErrors(t, "apps", "statefulsets", sts), field.ErrorTypeNotFound,
 		"spec.template.spec.containers[0].volumeMounts[0].name", "")
 }
+
+// A match condition stored before its expression was checked does not
+// block updates that leave it alone; changing it checks it again.
+func TestKeptMatchConditionsAccepted(t *testing.T) {
+	k := kindFor(t, admissionregistrationv1.GroupName, "validatingwebhookconfigurations")
+	none := admissionregistrationv1.SideEffectClassNone
+	url := "https://127.0.0.1:1/validate"
+	old := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "stored", ResourceVersion: "1"},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name:                    "one.example.com",
+			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &url},
+			SideEffects:             &none,
+			AdmissionReviewVersions: []string{"v1"},
+			MatchConditions:         []admissionregistrationv1.MatchCondition{{Name: "broken", Expression: "object.metadata.name =="}},
+		}},
+	}
+	k.Default(old)
+	labelled := old.DeepCopy()
+	labelled.Labels = map[string]string{"team": "a"}
+	if errs := k.ValidateUpdate(labelled, old); len(errs) != 0 {
+		t.Errorf("update keeping the match condition: %v", errs)
+	}
+	changed := old.DeepCopy()
+	changed.Webhooks[0].MatchConditions[0].Expression = "object.metadata.name == 1 +"
+	expectOneError(t, k.ValidateUpdate(changed, old), field.ErrorTypeInvalid, "webhooks[0].matchConditions[0].expression", "compilation failed")
+}

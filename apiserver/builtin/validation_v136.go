@@ -8,6 +8,7 @@ package builtin
 import (
 	"net/netip"
 	"slices"
+	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
@@ -19,6 +20,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/devplane/devplane/apiserver/celcompile"
 )
 
 func validateResourceSlice(s *resourcev1.ResourceSlice) field.ErrorList {
@@ -198,16 +201,26 @@ func validateMutatingAdmissionPolicy(p *admissionregistrationv1.MutatingAdmissio
 	if len(p.Spec.Mutations) == 0 {
 		errs = append(errs, field.Required(specPath.Child("mutations"), "mutations must contain at least one item"))
 	}
+	// Its CEL compiles as kube's does: match conditions on their own, then
+	// variables, which the mutations may name.
+	hasParams := p.Spec.ParamKind != nil
+	errs = append(errs, validateMatchConditions(p.Spec.MatchConditions, hasParams, specPath.Child("matchConditions"))...)
+	policy := celcompile.NewPolicy(hasParams, true)
+	errs = append(errs, validatePolicyVariables(policy, p.Spec.Variables)...)
 	for i, m := range p.Spec.Mutations {
 		mp := specPath.Child("mutations").Index(i)
 		switch m.PatchType {
 		case admissionregistrationv1.PatchTypeApplyConfiguration:
 			if m.ApplyConfiguration == nil || m.ApplyConfiguration.Expression == "" {
 				errs = append(errs, field.Required(mp.Child("applyConfiguration"), "applyConfiguration.expression is required when patchType is ApplyConfiguration"))
+			} else if err := policy.ApplyConfiguration(strings.TrimSpace(m.ApplyConfiguration.Expression), mp.Child("applyConfiguration", "expression")); err != nil {
+				errs = append(errs, err)
 			}
 		case admissionregistrationv1.PatchTypeJSONPatch:
 			if m.JSONPatch == nil || m.JSONPatch.Expression == "" {
 				errs = append(errs, field.Required(mp.Child("jsonPatch"), "jsonPatch.expression is required when patchType is JSONPatch"))
+			} else if err := policy.JSONPatch(strings.TrimSpace(m.JSONPatch.Expression), mp.Child("jsonPatch", "expression")); err != nil {
+				errs = append(errs, err)
 			}
 		default:
 			errs = append(errs, field.NotSupported(mp.Child("patchType"), m.PatchType, []string{"ApplyConfiguration", "JSONPatch"}))

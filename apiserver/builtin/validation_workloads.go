@@ -31,6 +31,20 @@ var (
 	supportedPullPolicies  = []corev1.PullPolicy{corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever}
 )
 
+// kubePodSpecChecks are kube's own checks of a pod spec's volume sources,
+// container resources and sysctls (rules many and intricate), from
+// apiserver/kubevalidation. builtin does not import that package: kube's
+// API packages it brings add kube's defaulting and conversions to
+// k8s.io/api's scheme builders as they initialize, which Scheme must be
+// built without, so builtin initializes before them.
+var kubePodSpecChecks func(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList
+
+// SetKubePodSpecChecks installs kube's pod spec checks; call it from an
+// init function, before any validation runs.
+func SetKubePodSpecChecks(checks func(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList) {
+	kubePodSpecChecks = checks
+}
+
 // validatePodTemplate checks a controller's pod template. claimVolumes are
 // volume names the controller adds itself (a StatefulSet's claim templates),
 // which mounts may name though the template does not list them.
@@ -42,8 +56,10 @@ func validatePodTemplate(t *corev1.PodTemplateSpec, fldPath *field.Path, restart
 
 func validatePodSpec(spec *corev1.PodSpec, fldPath *field.Path, restartPolicies []corev1.RestartPolicy, claimVolumes ...string) field.ErrorList {
 	var errs field.ErrorList
-	volumes, volumeErrs := validateVolumes(spec.Volumes, fldPath.Child("volumes"))
-	errs = append(errs, volumeErrs...)
+	if kubePodSpecChecks != nil {
+		errs = kubePodSpecChecks(spec, fldPath)
+	}
+	volumes := volumeNames(spec.Volumes)
 	for _, name := range claimVolumes {
 		volumes[name] = true
 	}
@@ -83,25 +99,13 @@ func validateRestartPolicy(policy corev1.RestartPolicy, fldPath *field.Path, all
 	return field.ErrorList{field.NotSupported(fldPath, policy, allowed)}
 }
 
-// validateVolumes checks volume names and returns the set of them.
-func validateVolumes(volumes []corev1.Volume, fldPath *field.Path) (map[string]bool, field.ErrorList) {
-	var errs field.ErrorList
-	names := map[string]bool{}
-	for i, v := range volumes {
-		namePath := fldPath.Index(i).Child("name")
-		switch {
-		case v.Name == "":
-			errs = append(errs, field.Required(namePath, ""))
-		case names[v.Name]:
-			errs = append(errs, field.Duplicate(namePath, v.Name))
-		default:
-			for _, msg := range utilvalidation.IsDNS1123Label(v.Name) {
-				errs = append(errs, field.Invalid(namePath, v.Name, msg))
-			}
-		}
+// volumeNames is the set of the volumes' names, which mounts may name.
+func volumeNames(volumes []corev1.Volume) map[string]bool {
+	names := make(map[string]bool, len(volumes))
+	for _, v := range volumes {
 		names[v.Name] = true
 	}
-	return names, errs
+	return names
 }
 
 func validateContainers(containers []corev1.Container, fldPath *field.Path, names, volumes map[string]bool) field.ErrorList {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/devplane/devplane/apiserver/builtin"
 	"github.com/devplane/devplane/apiserver/endpoints"
+	"github.com/devplane/devplane/apiserver/kubevalidation"
 	"github.com/devplane/devplane/apiserver/openapi"
 	"github.com/devplane/devplane/apiserver/printers"
 	"github.com/devplane/devplane/apiserver/registry"
@@ -35,6 +36,10 @@ import (
 )
 
 // systemNamespaces exist in every cluster; the bootstrap hook creates them.
+// Built-in pods and pod templates get kube's own checks of volume sources,
+// container resources and sysctls.
+func init() { builtin.SetKubePodSpecChecks(kubevalidation.PodSpec) }
+
 var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}
 
 // installCoreAPI serves every built-in kind from a watch cache over etcd

@@ -156,7 +156,7 @@ func (h *handler) serveResource(w http.ResponseWriter, r *http.Request, info *re
 		h.writeError(w, r, resourceNotFound())
 		return
 	}
-	mc, err := h.negotiate(r)
+	mc, err := h.negotiate(r, servesTables(res, info.Subresource))
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -207,6 +207,21 @@ func (h *handler) serveResource(w http.ResponseWriter, r *http.Request, info *re
 	default:
 		h.writeError(w, r, methodNotAllowed(r.Method))
 	}
+}
+
+// servesTables reports whether kube has a table convertor behind the
+// endpoint: every stored or computed resource, their status and scale, and
+// connect subresources (which do not answer objects); not create-only
+// resources (reviews, tokenreviews) nor the other subresources (binding,
+// eviction, token, resize, approval...).
+func servesTables(res *registry.Resource, subresource string) bool {
+	switch {
+	case subresource == "":
+		return !isVirtual(res, "")
+	case subresource == "status", subresource == "scale":
+		return true
+	}
+	return res.ConnectSubresources[subresource] != nil
 }
 
 func (h *handler) subresourceServed(res *registry.Resource, sub string) bool {

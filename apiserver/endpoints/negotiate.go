@@ -39,8 +39,10 @@ type mediaChoice struct {
 const gzipThreshold = 128 * 1024
 
 // negotiate picks the response format from the Accept header. Clauses this
-// server cannot produce are skipped; none acceptable is a 406.
-func (h *handler) negotiate(r *http.Request) (mediaChoice, error) {
+// server cannot produce are skipped; none acceptable is a 406. Tables are
+// offered only where tables says the endpoint has them, and, as in kube,
+// only as JSON or YAML.
+func (h *handler) negotiate(r *http.Request, tables bool) (mediaChoice, error) {
 	accept := r.Header.Get("Accept")
 	if strings.TrimSpace(accept) == "" {
 		return mediaChoice{info: h.jsonInfo}, nil
@@ -59,6 +61,9 @@ func (h *handler) negotiate(r *http.Request) (mediaChoice, error) {
 		case asObject:
 			return mediaChoice{info: info}, nil
 		case asTable, asPartialObjectMetadata, asPartialObjectList:
+			if as == asTable && (!tables || (info.MediaType != runtime.ContentTypeJSON && info.MediaType != runtime.ContentTypeYAML)) {
+				continue
+			}
 			v := params["v"]
 			if params["g"] != metav1.GroupName || (v != "v1" && v != "v1beta1") {
 				continue
@@ -81,11 +86,10 @@ func (h *handler) serializerFor(mediaType string) (runtime.SerializerInfo, bool)
 
 func notAcceptable(types []string) error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: metav1.StatusFailure,
-		Code:   http.StatusNotAcceptable,
-		Reason: metav1.StatusReasonNotAcceptable,
-		Message: "only the following media types are accepted: " + strings.Join(types, ", ") +
-			" (with as=Table or as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1)",
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusNotAcceptable,
+		Reason:  metav1.StatusReasonNotAcceptable,
+		Message: "only the following media types are accepted: " + strings.Join(types, ", "),
 	}}
 }
 
@@ -243,7 +247,7 @@ func statusFor(err error) *metav1.Status {
 // negotiation itself failed).
 func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	st := statusFor(err)
-	mc, nerr := h.negotiate(r)
+	mc, nerr := h.negotiate(r, true)
 	if nerr != nil || mc.info.MediaType == "" {
 		mc = mediaChoice{info: h.jsonInfo}
 	}

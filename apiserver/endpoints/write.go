@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"mime"
 	"net/http"
 	"slices"
@@ -424,12 +425,17 @@ func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	}
 	body, validation, wn := wr.body, wr.validation, wr.wn
 	ctx = admission.WithWarnings(ctx, wn.add)
+	// Duplicate fields in an apply body are reported as kube reports them:
+	// only once the apply itself succeeded, so an unknown field's error
+	// comes first.
+	var duplicateFields error
 	if isApply {
-		applyWarnings, err := patch.CheckApplyBody(body, validation)
-		if err != nil {
+		if _, err := patch.FieldValidation(validation); err != nil {
 			h.writeError(w, r, err)
 			return
 		}
+		applyWarnings, err := patch.CheckApplyBody(body, validation)
+		duplicateFields = err
 		for _, text := range applyWarnings {
 			wn.add(text)
 		}
@@ -449,9 +455,16 @@ func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 			if err != nil {
 				return nil, err
 			}
+			if duplicateFields != nil {
+				return nil, duplicateFields
+			}
 			return keepIfUnchanged(current, out), nil
 		}
-		obj, warns, err := patch.Apply(current, gvk, patchType, body, validation)
+		var unknownFields func(*unstructured.Unstructured) []string
+		if gvk == sc.res.GroupVersionKind() {
+			unknownFields = sc.res.UnknownFields
+		}
+		obj, warns, err := patch.ApplyToCustom(current, gvk, patchType, body, validation, unknownFields)
 		if err != nil {
 			return nil, err
 		}
@@ -493,7 +506,7 @@ func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		}, updateOpts)
 	if isApply && sub == "" && apierrors.IsNotFound(err) {
 		// Server-side apply creates what does not exist yet.
-		h.applyCreate(ctx, w, r, sc, mc, body, who, force, opts, wn)
+		h.applyCreate(ctx, w, r, sc, mc, body, who, force, opts, wn, duplicateFields)
 		return
 	}
 	if err != nil {
@@ -505,8 +518,11 @@ func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 }
 
 func (h *handler) applyCreate(ctx context.Context, w http.ResponseWriter, r *http.Request, sc *scope, mc mediaChoice,
-	body []byte, who string, force bool, opts metav1.PatchOptions, wn *warnings) {
+	body []byte, who string, force bool, opts metav1.PatchOptions, wn *warnings, duplicateFields error) {
 	obj, err := sc.res.FieldManager.ApplyPatch(nil, body, who, force, "")
+	if err == nil {
+		err = duplicateFields
+	}
 	if err != nil {
 		h.writeError(w, r, err)
 		return

@@ -2,22 +2,18 @@ package extensions_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 )
 
 func TestServerSideApplyAndMediaTypes(t *testing.T) {
-	d := start(t)
-	ext := d.apiext(t)
-	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(context.Background(), readCRD(t, "crontab-crd.yaml"), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitEstablished(t, ext, "crontabs.stable.example.com")
+	d, _ := startWithCronTabs(t)
 
 	d.mustKubectl(t, "", "apply", "--server-side", "-f", "testdata/crontab.yaml")
 	out := d.mustKubectl(t, "", "get", "ct", "nightly", "--show-managed-fields", "-o", "jsonpath={.metadata.managedFields[*].manager} {.metadata.managedFields[*].operation}")
@@ -72,4 +68,103 @@ func mustRead(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// TestServerSideApplyUnknownFieldsE2E: apply types the patch with the CRD's
+// schema, so an unknown field is structured-merge-diff's error whatever
+// fieldValidation asks (as kube's field validation conformance specs
+// expect), and Strict still refuses duplicate fields afterwards.
+func TestServerSideApplyUnknownFieldsE2E(t *testing.T) {
+	_, ext := startWithCronTabs(t)
+
+	apply := func(body, validation string) (int, string) {
+		var code int
+		raw, _ := ext.Discovery().RESTClient().Patch(types.ApplyPatchType).
+			AbsPath("/apis/stable.example.com/v1/namespaces/default/crontabs/applied").
+			Param("fieldManager", "field_validation_mgr").Param("fieldValidation", validation).
+			Body([]byte(body)).Do(context.Background()).StatusCode(&code).Raw()
+		return code, string(raw)
+	}
+	const unknown = `
+apiVersion: stable.example.com/v1
+kind: CronTab
+metadata:
+  name: applied
+unknownField: unknown
+spec:
+  cronSpec: "* * * * */5"
+  image: busybox`
+	for _, validation := range []string{"Strict", "Ignore"} {
+		code, body := apply(unknown, validation)
+		if code != http.StatusInternalServerError || !strings.Contains(body, `failed to create typed patch object (/applied; stable.example.com/v1, Kind=CronTab): .unknownField: field not declared in schema`) {
+			t.Errorf("apply with an unknown field, %s: %d %s", validation, code, body)
+		}
+	}
+	const duplicate = `
+apiVersion: stable.example.com/v1
+kind: CronTab
+metadata:
+  name: applied
+spec:
+  cronSpec: "* * * * */5"
+  image: busybox
+  image: alpine`
+	if code, body := apply(duplicate, "Strict"); code != http.StatusBadRequest || !strings.Contains(body, `line 9: key \"image\" already set in map`) {
+		t.Errorf("apply with a duplicate field: %d %s", code, body)
+	}
+	// kube checks for duplicates once the apply succeeded: the unknown
+	// field is the error.
+	if code, body := apply(unknown+"\n  image: alpine", "Strict"); code != http.StatusInternalServerError || !strings.Contains(body, `.unknownField: field not declared in schema`) {
+		t.Errorf("apply with an unknown and a duplicate field: %d %s", code, body)
+	}
+	valid := strings.Replace(unknown, "unknownField: unknown\n", "", 1)
+	if code, body := apply(valid, "Strict"); code != http.StatusCreated {
+		t.Fatalf("apply of a valid CronTab: %d %s", code, body)
+	}
+	if code, body := apply(unknown+"\n  image: alpine", "Strict"); code != http.StatusInternalServerError || !strings.Contains(body, `.unknownField: field not declared in schema`) {
+		t.Errorf("apply over an existing CronTab with an unknown and a duplicate field: %d %s", code, body)
+	}
+}
+
+// TestCustomResourcePatchFieldValidationE2E: JSON and merge patches of a
+// custom resource check the patched object's fields against the schema,
+// as kube's strict decoding of it does: Strict is kube's 422 on "patch",
+// Warn a warning (and the field pruned).
+func TestCustomResourcePatchFieldValidationE2E(t *testing.T) {
+	d, _ := startWithCronTabs(t)
+	d.mustKubectl(t, "", "apply", "-f", "testdata/crontab.yaml")
+
+	client, err := rest.HTTPClientFor(d.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := func(patchType types.PatchType, body, validation string) (int, string, string) {
+		url := d.config.Host + "/apis/stable.example.com/v1/namespaces/default/crontabs/nightly?fieldValidation=" + validation
+		req, _ := http.NewRequest(http.MethodPatch, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", string(patchType))
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(raw), resp.Header.Get("Warning")
+	}
+	for _, p := range []struct {
+		patchType types.PatchType
+		body      string
+	}{
+		{types.MergePatchType, `{"spec":{"foo":"x"}}`},
+		{types.JSONPatchType, `[{"op":"add","path":"/spec/foo","value":"x"}]`},
+	} {
+		code, body, _ := patch(p.patchType, p.body, "Strict")
+		if code != http.StatusUnprocessableEntity || !strings.Contains(body, `patch: Invalid value: `) ||
+			!strings.Contains(body, `strict decoding error: unknown field \"spec.foo\"`) {
+			t.Errorf("%s, Strict: %d %s", p.patchType, code, body)
+		}
+		code, body, warning := patch(p.patchType, p.body, "Warn")
+		if code != http.StatusOK || !strings.Contains(warning, `unknown field \"spec.foo\"`) || strings.Contains(body, `"foo"`) {
+			t.Errorf("%s, Warn: %d, warning %q, %s", p.patchType, code, warning, body)
+		}
+	}
 }

@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
 
@@ -193,15 +192,15 @@ func (e *Extensions) checkUnknownFields(w http.ResponseWriter, r *http.Request, 
 	if sv.v.PreserveUnknownFields || r.Body == nil {
 		return nil
 	}
-	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	partial := false
-	switch {
-	case info.Verb == "patch" && mediaType == string(types.MergePatchType):
-		partial = true
-	case info.Verb == "patch" && mediaType == string(types.ApplyYAMLPatchType):
-	case info.Verb == "patch":
+	if info.Verb == "patch" {
+		// JSON and merge patches check the patched object, as kube does
+		// (Resource.UnknownFields); server-side apply types the patch with
+		// the schema, which refuses unknown fields in structured-merge-diff's
+		// words (".spec.x: field not declared in schema") whatever
+		// fieldValidation says.
 		return nil
 	}
+	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
 	if err != nil {
 		return apierrors.NewBadRequest("reading the request body: " + err.Error())
@@ -211,7 +210,7 @@ func (e *Extensions) checkUnknownFields(w http.ResponseWriter, r *http.Request, 
 		return nil
 	}
 	data := body
-	if mediaType != runtime.ContentTypeJSON && mediaType != string(types.MergePatchType) {
+	if mediaType != runtime.ContentTypeJSON {
 		if data, err = yaml.YAMLToJSON(body); err != nil {
 			return nil
 		}
@@ -221,9 +220,7 @@ func (e *Extensions) checkUnknownFields(w http.ResponseWriter, r *http.Request, 
 		return nil // the generic handler reports malformed bodies
 	}
 	gvk := sv.res.GroupVersionKind()
-	if partial {
-		u.SetGroupVersionKind(gvk)
-	} else if u.GroupVersionKind() != gvk {
+	if u.GroupVersionKind() != gvk {
 		return nil
 	}
 	unknown, err := sv.v.Prune(u)

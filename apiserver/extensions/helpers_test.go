@@ -104,3 +104,15 @@ func waitEstablished(t testing.TB, c *apiextclient.Clientset, name string) *apie
 	})
 	return crd
 }
+
+// startWithCronTabs starts devplane with the CronTab CRD established.
+func startWithCronTabs(t *testing.T) (*devplane, *apiextclient.Clientset) {
+	t.Helper()
+	d := start(t)
+	ext := d.apiext(t)
+	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(context.Background(), readCRD(t, "crontab-crd.yaml"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitEstablished(t, ext, "crontabs.stable.example.com")
+	return d, ext
+}

@@ -172,6 +172,12 @@ func (e *Extensions) buildServed(crd *apiextensionsv1.CustomResourceDefinition, 
 			Custom:       true,
 			FieldManager: patch.NewCustomFieldManager(gvk, func() managedfields.TypeConverter { return patch.CustomResourceTypeConverter(v) }),
 		}
+		if !v.PreserveUnknownFields {
+			res.UnknownFields = func(u *unstructured.Unstructured) []string {
+				unknown, _ := v.Prune(u.DeepCopy())
+				return unknown
+			}
+		}
 		sv := &servedVersion{crd: sc, v: v, res: res, served: cv.Served, storage: cv.Storage}
 		sc.versions[cv.Name] = sv
 		if cv.Served {

@@ -47,6 +47,16 @@ var (
 // to a custom resource or for an unknown patch type, 422 for a JSON patch
 // that does not apply. Server-side apply is FieldManager.ApplyPatch.
 func Apply(current runtime.Object, gvk schema.GroupVersionKind, patchType types.PatchType, body []byte, directive string) (runtime.Object, []string, error) {
+	return ApplyToCustom(current, gvk, patchType, body, directive, nil)
+}
+
+// ApplyToCustom is Apply for a custom resource whose schema lists the
+// patched object's unknown fields (unknownFields, which must not modify
+// its argument; nil for none): field validation reports them after the
+// patch's own duplicate fields, as kube's strict decoding of the patched
+// custom resource does.
+func ApplyToCustom(current runtime.Object, gvk schema.GroupVersionKind, patchType types.PatchType, body []byte, directive string,
+	unknownFields func(*unstructured.Unstructured) []string) (runtime.Object, []string, error) {
 	directive, err := FieldValidation(directive)
 	if err != nil {
 		return nil, nil, err
@@ -81,6 +91,11 @@ func Apply(current runtime.Object, gvk schema.GroupVersionKind, patchType types.
 		patched := &unstructured.Unstructured{}
 		if err := patched.UnmarshalJSON(patchedJS); err != nil {
 			return nil, nil, invalidPatch(string(patchedJS), err)
+		}
+		if unknownFields != nil && checksFields(directive) {
+			for _, path := range unknownFields(patched) {
+				strictErrs = append(strictErrs, fmt.Errorf("unknown field %q", path))
+			}
 		}
 		warnings, err := strictOutcome(strictErrs, directive, string(patchedJS))
 		if err != nil {

@@ -5,6 +5,7 @@ package registry
 
 import (
 	"github.com/devplane/devplane/apiserver/patch"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"context"
 	"slices"
@@ -68,7 +69,10 @@ type Resource struct {
 	// for resources without a schema to type them.
 	FieldManager *patch.FieldManager
 	// Custom marks custom resources (no strategic merge patch, no protobuf).
-	Custom          bool
+	Custom bool
+	// UnknownFields lists the fields of a custom resource its schema does
+	// not know (without changing it), for patches' field validation.
+	UnknownFields   func(*unstructured.Unstructured) []string
 	Table           TableConvertor // nil: a default NAME/AGE table
 	GetAttrs        storage.AttrFunc
 	SupportedFields []string

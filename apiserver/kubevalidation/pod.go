@@ -1,0 +1,75 @@
+// Package kubevalidation runs kube's own validation (k8s.io/kubernetes
+// pkg/apis/core/validation, already linked through kube's controllers) on
+// v1 objects, for the rules too intricate to restate: volume sources,
+// container resources and sysctls. It is the one package of devplane that
+// converts to kube's internal types for validation.
+package kubevalidation
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	podutil "k8s.io/kubernetes/pkg/api/pod"
+	"k8s.io/kubernetes/pkg/apis/core"
+	k8sv1 "k8s.io/kubernetes/pkg/apis/core/v1"
+	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
+)
+
+// PodSpec checks spec's volumes, its containers' resources and its
+// sysctls as kube does on create, errors under fldPath.
+func PodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
+	var internal core.PodSpec
+	if err := k8sv1.Convert_v1_PodSpec_To_core_PodSpec(spec, &internal, nil); err != nil {
+		return field.ErrorList{field.InternalError(fldPath, err)}
+	}
+	opts := podutil.GetValidationOptionsFromPodSpecAndMeta(&internal, nil, nil, nil)
+	_, errs := corevalidation.ValidateVolumes(internal.Volumes, nil, fldPath.Child("volumes"), opts)
+
+	claims := sets.New[string]()
+	for _, c := range internal.ResourceClaims {
+		claims.Insert(c.Name)
+	}
+	for _, group := range []struct {
+		name       string
+		containers []core.Container
+	}{{"initContainers", internal.InitContainers}, {"containers", internal.Containers}} {
+		for i := range group.containers {
+			resPath := fldPath.Child(group.name).Index(i).Child("resources")
+			errs = append(errs, corevalidation.ValidateContainerResourceRequirements(&group.containers[i].Resources, claims, resPath, opts)...)
+		}
+	}
+
+	if sc := internal.SecurityContext; sc != nil {
+		errs = append(errs, sysctls(sc.Sysctls, &internal, fldPath.Child("securityContext", "sysctls"))...)
+	}
+	return errs
+}
+
+// sysctls is kube's validateSysctls (unexported there) from its exported
+// parts: valid unique names, and no namespaced sysctl of a namespace the
+// pod shares with its host.
+func sysctls(list []core.Sysctl, spec *core.PodSpec, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := sets.New[string]()
+	for i, s := range list {
+		namePath := fldPath.Index(i).Child("name")
+		switch {
+		case s.Name == "":
+			errs = append(errs, field.Required(namePath, ""))
+		case !corevalidation.IsValidSysctlName(s.Name):
+			errs = append(errs, field.Invalid(namePath, s.Name, sysctlNameMessage))
+		case seen.Has(s.Name):
+			errs = append(errs, field.Duplicate(namePath, s.Name))
+		}
+		if err := corevalidation.ValidateHostSysctl(s.Name, spec, namePath); err != nil {
+			errs = append(errs, err)
+		}
+		seen.Insert(s.Name)
+	}
+	return errs
+}
+
+// sysctlNameMessage is kube's wording for a sysctl name it cannot read.
+var sysctlNameMessage = fmt.Sprintf("must have at most %d characters and match regex ^%s$", corevalidation.SysctlMaxLength, corevalidation.SysctlContainSlashFmt)
