@@ -295,7 +295,9 @@ func TestBadFlagsGiveOneClearLine(t *testing.T) {
 		{"bad authorization mode", []string{"--authorization-mode", "ABAC"}, `--authorization-mode "ABAC": use RBAC or AlwaysAllow`},
 		{"negative nodes", []string{"--nodes", "-1"}, "--nodes -1 is out of range"},
 		{"bad node capacity", []string{"--node-capacity", "cpu=lots"}, `--node-capacity "cpu=lots": cpu=lots: not a quantity`},
-		{"pod network too small", []string{"--nodes", "300"}, "do not fit in the pod network"},
+		{"pod network too small", []string{"--nodes", "300"}, "--cluster-cidr 10.244.0.0/16 holds 256 blocks of /24, fewer than --nodes 300: use a /15 or larger --cluster-cidr"},
+		{"bad cluster CIDR", []string{"--cluster-cidr", "10.244.0.0"}, `--cluster-cidr "10.244.0.0" is not a CIDR`},
+		{"node blocks too small", []string{"--node-cidr-mask-size", "28"}, "--node-cidr-mask-size 28 leaves 13 addresses for each node's 110 pods"},
 		{"bad compression CIDR", []string{"--disable-compression-for-client-ips", "127.0.0.1"}, `--disable-compression-for-client-ips "127.0.0.1" is not a CIDR`},
 	}
 	for _, tc := range cases {
@@ -323,6 +325,43 @@ func TestBadFlagsGiveOneClearLine(t *testing.T) {
 			t.Errorf("exit %d, stderr %q: want three errors", r.code, r.stderr)
 		}
 	})
+}
+
+// TestUpWithAThousandNodes: a pod network as large as the flags say, and
+// every simulated node registered and Ready with its block of it.
+func TestUpWithAThousandNodes(t *testing.T) {
+	kubectl := requireKubectl(t)
+	dir := t.TempDir()
+	p := startUp(t, dir, "--nodes", "1000", "--cluster-cidr", "10.128.0.0/14")
+	defer p.stop(t)
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	deadline := time.Now().Add(3 * time.Minute)
+	var last string
+	for {
+		r := run(t, kubectl, "--kubeconfig", kubeconfig, "get", "nodes", "-o",
+			`jsonpath={range .items[*]}{.metadata.name} {.spec.podCIDR} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}`)
+		ready, cidrs := 0, map[string]string{}
+		for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+			if f := strings.Fields(line); len(f) == 3 {
+				cidrs[f[0]] = f[1]
+				if f[2] == "True" {
+					ready++
+				}
+			}
+		}
+		last = fmt.Sprintf("%d nodes, %d Ready (exit %d %s)", len(cidrs), ready, r.code, r.stderr)
+		if ready == 1000 {
+			// The 1,000th node has the 1,000th /24 of 10.128.0.0/14.
+			if got := cidrs["node-1000"]; got != "10.131.231.0/24" {
+				t.Errorf("node-1000's pod CIDR %q, want 10.131.231.0/24", got)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not every node Ready after 3 minutes: %s", last)
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 func containsFlag(args []string, flag string) bool {

@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/devplane/devplane/apiserver/controlplane"
+	"github.com/devplane/devplane/apiserver/workloads"
 	"github.com/devplane/devplane/cli/dashboard"
 )
 
@@ -64,13 +65,16 @@ type UpOptions struct {
 	LogLevel  string
 
 	// Workloads
-	Nodes        int
-	NodeCapacity string
+	Nodes            int
+	NodeCapacity     string
+	ClusterCIDR      string
+	NodeCIDRMaskSize int
 
 	// Filled by Complete and Validate.
 	bindIP      net.IP
 	advertiseIP net.IP
 	serviceNet  *net.IPNet
+	clusterNet  *net.IPNet
 	// uncompressed are the parsed --disable-compression-for-client-ips.
 	uncompressed []*net.IPNet
 	level        slog.Level
@@ -136,6 +140,10 @@ func (o *UpOptions) flags() []cli.Flag {
 			Usage: "simulated nodes, with kube's scheduler and workload controllers (0: none of it, an API server only)"},
 		&cli.StringFlag{Name: "node-capacity", Value: "cpu=8,memory=16Gi,pods=110", Category: catWorkloads, Destination: &o.NodeCapacity,
 			Usage: "each simulated node's capacity, as resource=quantity pairs"},
+		&cli.StringFlag{Name: "cluster-cidr", Value: workloads.DefaultClusterCIDR, Category: catWorkloads, Destination: &o.ClusterCIDR,
+			Usage: "the pod network, split into one block per simulated node (as kube-controller-manager's flag)"},
+		&cli.IntFlag{Name: "node-cidr-mask-size", Value: workloads.DefaultNodeCIDRMaskSize, Category: catWorkloads, Destination: &o.NodeCIDRMaskSize,
+			Usage: "the prefix length of each node's block of --cluster-cidr (as kube-controller-manager's flag)"},
 	}
 }
 
@@ -200,6 +208,11 @@ func (o *UpOptions) Validate() error {
 		if err := checkWritableDir(o.CertDir); err != nil {
 			add("--cert-dir %s is not writable: %v", o.CertDir, err)
 		}
+	}
+	if _, n, err := net.ParseCIDR(o.ClusterCIDR); err != nil {
+		add("--cluster-cidr %q is not a CIDR such as %s", o.ClusterCIDR, workloads.DefaultClusterCIDR)
+	} else {
+		o.clusterNet = n
 	}
 	if caps, err := parseCapacity(o.NodeCapacity); err != nil {
 		add("--node-capacity %q: %v", o.NodeCapacity, err)
@@ -274,6 +287,8 @@ func (o *UpOptions) controlPlaneOptions() controlplane.Options {
 		Profiling:             o.Profiling,
 		Nodes:                 o.Nodes,
 		NodeCapacity:          o.nodeCapacity,
+		ClusterCIDR:           o.clusterNet,
+		NodeCIDRMaskSize:      o.NodeCIDRMaskSize,
 
 		DisableCompressionForClientIPs: o.uncompressed,
 	}

@@ -32,7 +32,7 @@ const (
 )
 
 // MaxNodes bounds Options.Nodes.
-const MaxNodes = 1000
+const MaxNodes = 5000
 
 // Options configure one control plane, as kube-apiserver's flags do:
 // callers set what differs from the defaults, then Complete fills the
@@ -83,6 +83,11 @@ type Options struct {
 	Nodes int
 	// NodeCapacity overrides each simulated node's capacity.
 	NodeCapacity corev1.ResourceList
+	// ClusterCIDR is the pod network (workloads.DefaultClusterCIDR), one
+	// block of NodeCIDRMaskSize bits (workloads.DefaultNodeCIDRMaskSize)
+	// per node, as kube-controller-manager's flags of the same names.
+	ClusterCIDR      *net.IPNet
+	NodeCIDRMaskSize int
 
 	// DisableControllers leaves out the in-process controllers (the
 	// controllers' own tests run theirs instead).
@@ -130,6 +135,12 @@ func (o *Options) Complete() {
 	if o.ServiceClusterIPRange == nil {
 		_, o.ServiceClusterIPRange, _ = net.ParseCIDR(DefaultServiceClusterIPRange)
 	}
+	if o.ClusterCIDR == nil {
+		_, o.ClusterCIDR, _ = net.ParseCIDR(workloads.DefaultClusterCIDR)
+	}
+	if o.NodeCIDRMaskSize == 0 {
+		o.NodeCIDRMaskSize = workloads.DefaultNodeCIDRMaskSize
+	}
 	if o.AuthorizationMode == "" {
 		o.AuthorizationMode = DefaultAuthorizationMode
 	}
@@ -169,8 +180,11 @@ func (o *Options) Validate() error {
 	if o.Nodes < 0 || o.Nodes > MaxNodes {
 		add("--nodes %d is out of range: use 0-%d (0 turns workloads off)", o.Nodes, MaxNodes)
 	} else if o.Nodes > 0 {
-		if err := workloads.CheckNodes(o.Nodes, o.NodeCapacity); err != nil {
-			add("--nodes %d: %v", o.Nodes, err)
+		if err := workloads.CheckNodes(o.Nodes, o.NodeCapacity, o.ClusterCIDR, o.NodeCIDRMaskSize); err != nil {
+			errs = append(errs, err)
+		}
+		if p, s := o.ClusterCIDR, o.ServiceClusterIPRange; p != nil && s != nil && (p.Contains(s.IP) || s.Contains(p.IP)) {
+			add("--cluster-cidr %s overlaps --service-cluster-ip-range %s: pods and Services need addresses of their own", p, s)
 		}
 	}
 	return errors.Join(errs...)

@@ -31,6 +31,9 @@ func TestOptionsCompleteFillsEveryDefault(t *testing.T) {
 	if o.ServiceAccountIssuer != "https://kubernetes.default.svc" {
 		t.Errorf("ServiceAccountIssuer %q, want kube's default", o.ServiceAccountIssuer)
 	}
+	if o.ClusterCIDR == nil || o.ClusterCIDR.String() != "10.244.0.0/16" || o.NodeCIDRMaskSize != 24 {
+		t.Errorf("pod network %v, node blocks /%d: want 10.244.0.0/16 in /24s", o.ClusterCIDR, o.NodeCIDRMaskSize)
+	}
 	if o.Logger == nil {
 		t.Error("no Logger")
 	}
@@ -54,6 +57,7 @@ func TestOptionsCompleteFillsEveryDefault(t *testing.T) {
 
 func TestOptionsValidateRefusesEachBadOption(t *testing.T) {
 	_, tiny, _ := net.ParseCIDR("10.0.0.0/31")
+	cidr := func(s string) *net.IPNet { _, n, _ := net.ParseCIDR(s); return n }
 	cases := []struct {
 		name   string
 		change func(*controlplane.Options)
@@ -67,8 +71,17 @@ func TestOptionsValidateRefusesEachBadOption(t *testing.T) {
 		{"issuer not a URL", func(o *controlplane.Options) { o.ServiceAccountIssuer = "not a url:" },
 			`--service-account-issuer "not a url:": use a URL such as https://kubernetes.default.svc`},
 		{"negative event TTL", func(o *controlplane.Options) { o.EventTTL = -time.Second }, "--event-ttl -1s: use a positive duration such as 1h"},
-		{"negative nodes", func(o *controlplane.Options) { o.Nodes = -1 }, "--nodes -1 is out of range: use 0-1000"},
-		{"nodes beyond the pod network", func(o *controlplane.Options) { o.Nodes = 300 }, "do not fit in the pod network"},
+		{"negative nodes", func(o *controlplane.Options) { o.Nodes = -1 }, "--nodes -1 is out of range: use 0-5000"},
+		{"nodes beyond the pod network", func(o *controlplane.Options) { o.Nodes = 300 },
+			"--cluster-cidr 10.244.0.0/16 holds 256 blocks of /24, fewer than --nodes 300: use a /15 or larger --cluster-cidr, or a larger --node-cidr-mask-size"},
+		{"node blocks too small for the pods", func(o *controlplane.Options) { o.Nodes, o.NodeCIDRMaskSize = 1, 26 },
+			"--node-cidr-mask-size 26 leaves 61 addresses for each node's 110 pods (--node-capacity): use a mask size of at most 25"},
+		{"node blocks larger than the pod network", func(o *controlplane.Options) { o.Nodes, o.NodeCIDRMaskSize = 1, 12 },
+			"--node-cidr-mask-size 12 does not fit in --cluster-cidr 10.244.0.0/16: use 16-30"},
+		{"IPv6 pod network", func(o *controlplane.Options) { o.Nodes, o.ClusterCIDR = 1, cidr("fd00::/48") },
+			"--cluster-cidr fd00::/48: simulated nodes need an IPv4 pod network such as 10.244.0.0/16"},
+		{"pod network over the services'", func(o *controlplane.Options) { o.Nodes, o.ClusterCIDR = 1, cidr("10.0.0.0/8") },
+			"--cluster-cidr 10.0.0.0/8 overlaps --service-cluster-ip-range 10.0.0.0/24"},
 	}
 	valid := func() controlplane.Options {
 		o := controlplane.Options{DataDir: t.TempDir()}
@@ -79,7 +92,7 @@ func TestOptionsValidateRefusesEachBadOption(t *testing.T) {
 	if err := good.Validate(); err != nil {
 		t.Fatalf("completed options with a data dir: %v", err)
 	}
-	all := valid()
+	all, atOnce := valid(), 0
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			o := valid()
@@ -89,13 +102,14 @@ func TestOptionsValidateRefusesEachBadOption(t *testing.T) {
 				t.Errorf("Validate() = %v, want one error with %q", err, c.want)
 			}
 		})
-		if c.name != "nodes beyond the pod network" { // the node count has one error at a time
+		if !strings.HasPrefix(c.want, "--node-cidr") && !strings.HasPrefix(c.want, "--cluster-cidr") { // those need nodes, which one case makes negative
 			c.change(&all)
+			atOnce++
 		}
 	}
 	err := all.Validate()
 	var joined interface{ Unwrap() []error }
-	if !errors.As(err, &joined) || len(joined.Unwrap()) != len(cases)-1 {
-		t.Errorf("every bad option at once: %v, want %d errors", err, len(cases)-1)
+	if !errors.As(err, &joined) || len(joined.Unwrap()) != atOnce {
+		t.Errorf("every bad option at once: %v, want %d errors", err, atOnce)
 	}
 }

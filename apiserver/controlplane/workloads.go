@@ -25,13 +25,15 @@ func (cp *ControlPlane) installWorkloads() error {
 		return nil
 	}
 	m, err := workloads.New(workloads.Options{
-		Nodes:        cp.opts.Nodes,
-		NodeCapacity: cp.opts.NodeCapacity,
-		ClusterName:  cp.opts.Name,
-		Config:       cp.RESTConfig(),
-		NodeConfig:   cp.nodeConfig,
-		Local:        cp.LocalReader,
-		Logger:       cp.logger.With("component", "workloads"),
+		Nodes:            cp.opts.Nodes,
+		NodeCapacity:     cp.opts.NodeCapacity,
+		ClusterCIDR:      cp.opts.ClusterCIDR,
+		NodeCIDRMaskSize: cp.opts.NodeCIDRMaskSize,
+		ClusterName:      cp.opts.Name,
+		Config:           cp.RESTConfig(),
+		NodeConfig:       cp.nodeConfig,
+		Local:            cp.LocalReader,
+		Logger:           cp.logger.With("component", "workloads"),
 	})
 	if err != nil {
 		return err

@@ -34,7 +34,6 @@ const (
 	nodeLeaseDuration       = 40
 	nodeLeaseRenewInterval  = 10 * time.Second
 	nodeStatusReportPeriod  = 5 * time.Minute
-	clusterCIDR             = "10.244.0.0/16"
 	kubeletPort             = 10250
 	simulatedContainerProto = "devplane"
 )
@@ -58,26 +57,39 @@ type simNode struct {
 // NodeName is the name of the i-th (1-based) simulated node.
 func NodeName(i int) string { return "node-" + strconv.Itoa(i) }
 
-// nodeCIDRs splits the cluster CIDR into one block per node, each large
-// enough for the node's pod capacity (a /24 for kube's 110 pods).
-func nodeCIDRs(nodes int, maxPods int64) ([]*net.IPNet, error) {
+// nodeCIDRs splits the cluster CIDR into one block of the mask size per
+// node, as kube-controller-manager's node IPAM does. Its errors name the
+// flags to change.
+func nodeCIDRs(nodes int, maxPods int64, cluster *net.IPNet, maskSize int) ([]*net.IPNet, error) {
 	if nodes < 1 {
 		return nil, fmt.Errorf("need at least one node")
 	}
-	_, cluster, _ := net.ParseCIDR(clusterCIDR)
+	if cluster == nil || cluster.IP.To4() == nil {
+		return nil, fmt.Errorf("--cluster-cidr %v: simulated nodes need an IPv4 pod network such as %s", cluster, DefaultClusterCIDR)
+	}
 	clusterOnes, _ := cluster.Mask.Size()
-	need := uint64(maxPods) + 3 // network, gateway, broadcast
-	hostBits := max(8, bits.Len64(need-1))
-	prefix := 32 - hostBits
-	if prefix < clusterOnes || nodes > 1<<(prefix-clusterOnes) {
-		return nil, fmt.Errorf("%d nodes of %d pods each do not fit in the pod network %s: use fewer nodes or pods", nodes, maxPods, clusterCIDR)
+	if maskSize < clusterOnes || maskSize > 32 {
+		return nil, fmt.Errorf("--node-cidr-mask-size %d does not fit in --cluster-cidr %s: use %d-30", maskSize, cluster, clusterOnes)
+	}
+	hostBits := 32 - maskSize
+	// A node's block holds its pods, the network and broadcast addresses
+	// and the gateway.
+	if addresses := uint64(1) << hostBits; addresses < uint64(maxPods)+3 {
+		largest := 32 - bits.Len64(uint64(maxPods)+2)
+		return nil, fmt.Errorf("--node-cidr-mask-size %d leaves %d addresses for each node's %d pods (--node-capacity): use a mask size of at most %d",
+			maskSize, max(int64(addresses)-3, 0), maxPods, largest)
+	}
+	if blocks := uint64(1) << (maskSize - clusterOnes); uint64(nodes) > blocks {
+		need := maskSize - bits.Len64(uint64(nodes)-1)
+		return nil, fmt.Errorf("--cluster-cidr %s holds %d blocks of /%d, fewer than --nodes %d: use a /%d or larger --cluster-cidr, or a larger --node-cidr-mask-size",
+			cluster, blocks, maskSize, nodes, need)
 	}
 	base := binary.BigEndian.Uint32(cluster.IP.To4())
 	out := make([]*net.IPNet, nodes)
 	for i := range out {
 		ip := make(net.IP, 4)
 		binary.BigEndian.PutUint32(ip, base+uint32(i)<<hostBits)
-		out[i] = &net.IPNet{IP: ip, Mask: net.CIDRMask(prefix, 32)}
+		out[i] = &net.IPNet{IP: ip, Mask: net.CIDRMask(maskSize, 32)}
 	}
 	return out, nil
 }

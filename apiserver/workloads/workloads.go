@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,11 @@ type Options struct {
 	Nodes int
 	// NodeCapacity overrides each node's capacity (cpu, memory, pods, ...).
 	NodeCapacity corev1.ResourceList
+	// ClusterCIDR is the pod network, split into one block of
+	// NodeCIDRMaskSize bits per node (kube-controller-manager's
+	// --cluster-cidr and --node-cidr-mask-size).
+	ClusterCIDR      *net.IPNet
+	NodeCIDRMaskSize int
 	// ClusterName makes node IDs differ between instances.
 	ClusterName string
 	// Config is the admin's; each component gets a copy with its own
@@ -78,17 +84,23 @@ func New(opts Options) (*Machinery, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if err := CheckNodes(opts.Nodes, opts.NodeCapacity); err != nil {
+	if err := CheckNodes(opts.Nodes, opts.NodeCapacity, opts.ClusterCIDR, opts.NodeCIDRMaskSize); err != nil {
 		return nil, err
 	}
 	return &Machinery{opts: opts, logger: opts.Logger, bootID: string(utilrand.String(8)) + "-" + fmt.Sprint(time.Now().Unix())}, nil
 }
 
+// The pod network's defaults: kind's and kube-controller-manager's.
+const (
+	DefaultClusterCIDR      = "10.244.0.0/16"
+	DefaultNodeCIDRMaskSize = 24
+)
+
 // CheckNodes reports whether n nodes of the given capacity (over the
-// defaults) fit in the pod network.
-func CheckNodes(n int, capacity corev1.ResourceList) error {
+// defaults) fit in the pod network cluster, a block of maskSize bits each.
+func CheckNodes(n int, capacity corev1.ResourceList, cluster *net.IPNet, maskSize int) error {
 	caps := (&Machinery{opts: Options{NodeCapacity: capacity}}).capacity()
-	_, err := nodeCIDRs(n, caps.Pods().Value())
+	_, err := nodeCIDRs(n, caps.Pods().Value(), cluster, maskSize)
 	return err
 }
 
@@ -130,7 +142,7 @@ func (m *Machinery) Run(ctx context.Context) error {
 		return err
 	}
 	caps := m.capacity()
-	cidrs, err := nodeCIDRs(m.opts.Nodes, caps.Pods().Value())
+	cidrs, err := nodeCIDRs(m.opts.Nodes, caps.Pods().Value(), m.opts.ClusterCIDR, m.opts.NodeCIDRMaskSize)
 	if err != nil {
 		return err
 	}
