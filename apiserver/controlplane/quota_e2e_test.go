@@ -330,3 +330,55 @@ func TestResourceQuotaConcurrentCreates(t *testing.T) {
 		quotaUsed(t, cs, ns, "q", map[string]string{"pods": "2"})
 	}
 }
+
+// A quota's scopes, scope selector and hard resources are validated as
+// kube validates them, and its scopes cannot change.
+func TestResourceQuotaValidation(t *testing.T) {
+	s := startControlPlane(t, "")
+	cs := s.clientset(t, false)
+	ctx := context.Background()
+	ns := "quota-validation"
+	testNamespace(t, cs, ns, nil)
+	quotas := cs.CoreV1().ResourceQuotas(ns)
+	create := func(name string, spec corev1.ResourceQuotaSpec) error {
+		_, err := quotas.Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}, metav1.CreateOptions{})
+		return err
+	}
+	invalid := func(err error, want string) {
+		t.Helper()
+		if !apierrors.IsInvalid(err) || err.Error() != want {
+			t.Errorf("got  %v\nwant %s", err, want)
+		}
+	}
+	hard := func(name, q string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceName(name): resource.MustParse(q)}
+	}
+	invalid(create("cpu-besteffort", corev1.ResourceQuotaSpec{Hard: hard("requests.cpu", "1"),
+		Scopes: []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeBestEffort}}),
+		`ResourceQuota "cpu-besteffort" is invalid: spec.scopes: Invalid value: ["BestEffort"]: unsupported scope applied to resource`)
+	invalid(create("conflicting", corev1.ResourceQuotaSpec{Hard: hard("pods", "1"),
+		Scopes: []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeTerminating, corev1.ResourceQuotaScopeNotTerminating}}),
+		`ResourceQuota "conflicting" is invalid: spec.scopes: Invalid value: ["Terminating","NotTerminating"]: conflicting scopes`)
+	invalid(create("operator", corev1.ResourceQuotaSpec{Hard: hard("pods", "1"), ScopeSelector: &corev1.ScopeSelector{
+		MatchExpressions: []corev1.ScopedResourceSelectorRequirement{{ScopeName: corev1.ResourceQuotaScopeTerminating,
+			Operator: corev1.ScopeSelectorOpIn, Values: []string{"x"}}}}}),
+		`ResourceQuota "operator" is invalid: spec.scopeSelector.matchExpressions.operator: Invalid value: "In": must be 'Exists' when scope is any of `+
+			`ResourceQuotaScopeTerminating, ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort, ResourceQuotaScopeNotBestEffort or ResourceQuotaScopeCrossNamespacePodAffinity`)
+	invalid(create("fraction", corev1.ResourceQuotaSpec{Hard: hard("pods", "1500m")}),
+		`ResourceQuota "fraction" is invalid: spec.hard[pods]: Invalid value: "1500m": must be an integer`)
+	invalid(create("unknown", corev1.ResourceQuotaSpec{Hard: hard("widgets", "1")}),
+		`ResourceQuota "unknown" is invalid: [spec.hard[widgets]: Invalid value: "widgets": must be a standard resource type or fully qualified, `+
+			`spec.hard[widgets]: Invalid value: "widgets": must be a standard resource for quota]`)
+
+	if err := create("scoped", corev1.ResourceQuotaSpec{Hard: hard("pods", "1"),
+		Scopes: []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeBestEffort}}); err != nil {
+		t.Fatal(err)
+	}
+	q, err := quotas.Get(ctx, "scoped", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Spec.Scopes = []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeNotBestEffort}
+	_, err = quotas.Update(ctx, q, metav1.UpdateOptions{})
+	invalid(err, `ResourceQuota "scoped" is invalid: spec.scopes: Invalid value: ["NotBestEffort"]: field is immutable`)
+}
