@@ -92,7 +92,7 @@ func TestResourceQuotaStatus(t *testing.T) {
 // createQuota creates a quota and waits for the controller's first status,
 // as kube's e2e tests do: until then quota admission refuses what it
 // limits ("status unknown for quota").
-func createQuota(t *testing.T, cs kubernetes.Interface, namespace string, q *corev1.ResourceQuota) {
+func createQuota(t testing.TB, cs kubernetes.Interface, namespace string, q *corev1.ResourceQuota) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := cs.CoreV1().ResourceQuotas(namespace).Create(ctx, q, metav1.CreateOptions{}); err != nil {
