@@ -382,3 +382,76 @@ func TestResourceQuotaValidation(t *testing.T) {
 	_, err = quotas.Update(ctx, q, metav1.UpdateOptions{})
 	invalid(err, `ResourceQuota "scoped" is invalid: spec.scopes: Invalid value: ["NotBestEffort"]: field is immutable`)
 }
+
+// Claims are counted per storage class, updates that change what a quota
+// counts are charged, and a pod in a terminal phase no longer counts as a
+// pod (but still as an object), as kube's evaluators have it.
+func TestResourceQuotaEvaluators(t *testing.T) {
+	s := startControlPlane(t, "")
+	cs := s.clientset(t, false)
+	ctx := context.Background()
+
+	t.Run("claims per storage class", func(t *testing.T) {
+		ns := "quota-claims"
+		testNamespace(t, cs, ns, nil)
+		createQuota(t, cs, ns, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"}, Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{
+			"requests.storage": resource.MustParse("3Gi"),
+			"standard.storageclass.storage.k8s.io/requests.storage": resource.MustParse("1Gi")}}})
+		claim := func(name, class, size string) error {
+			_, err := cs.CoreV1().PersistentVolumeClaims(ns).Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name},
+				Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: &class, AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)}}}}, metav1.CreateOptions{})
+			return err
+		}
+		if err := claim("s1", "standard", "1Gi"); err != nil {
+			t.Fatal(err)
+		}
+		expectForbidden(t, claim("s2", "standard", "1Gi"), `persistentvolumeclaims "s2" is forbidden: exceeded quota: q, `+
+			`requested: standard.storageclass.storage.k8s.io/requests.storage=1Gi, used: standard.storageclass.storage.k8s.io/requests.storage=1Gi, `+
+			`limited: standard.storageclass.storage.k8s.io/requests.storage=1Gi`)
+		if err := claim("o1", "other", "2Gi"); err != nil {
+			t.Fatalf("a claim of another class: %v", err)
+		}
+		expectForbidden(t, claim("o2", "other", "1Gi"), `persistentvolumeclaims "o2" is forbidden: exceeded quota: q, `+
+			`requested: requests.storage=1Gi, used: requests.storage=3Gi, limited: requests.storage=3Gi`)
+		quotaUsed(t, cs, ns, "q", map[string]string{"requests.storage": "3Gi", "standard.storageclass.storage.k8s.io/requests.storage": "1Gi"})
+	})
+
+	t.Run("an update is charged", func(t *testing.T) {
+		ns := "quota-updates"
+		testNamespace(t, cs, ns, nil)
+		createQuota(t, cs, ns, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"},
+			Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"services.nodeports": resource.MustParse("1")}}})
+		svc, err := cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+			Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"},
+				Ports: []corev1.ServicePort{{Name: "http", Port: 80}, {Name: "https", Port: 443}}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc.Spec.Type = corev1.ServiceTypeNodePort
+		_, err = cs.CoreV1().Services(ns).Update(ctx, svc, metav1.UpdateOptions{})
+		expectForbidden(t, err, `services "web" is forbidden: exceeded quota: q, requested: services.nodeports=2, used: services.nodeports=0, limited: services.nodeports=1`)
+	})
+
+	t.Run("a finished pod", func(t *testing.T) {
+		ns := "quota-finished"
+		testNamespace(t, cs, ns, nil)
+		createQuota(t, cs, ns, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"}, Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{
+			"pods": resource.MustParse("1"), "count/pods": resource.MustParse("5"), "requests.cpu": resource.MustParse("1")}}})
+		pod, err := cs.CoreV1().Pods(ns).Create(ctx, podWith("done", cpu("500m"), nil), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod.Status.Phase = corev1.PodSucceeded
+		if _, err := cs.CoreV1().Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		quotaUsed(t, cs, ns, "q", map[string]string{"pods": "0", "requests.cpu": "0", "count/pods": "1"})
+		// A quota on requests.cpu wants every pod to say its cpu request.
+		_, err = cs.CoreV1().Pods(ns).Create(ctx, simplePod("unsaid", nil), metav1.CreateOptions{})
+		expectForbidden(t, err, `pods "unsaid" is forbidden: failed quota: q: must specify requests.cpu for: c`)
+		if _, err := cs.CoreV1().Pods(ns).Create(ctx, podWith("next", cpu("500m"), nil), metav1.CreateOptions{}); err != nil {
+			t.Fatalf("a pod in the place of a finished one: %v", err)
+		}
+	})
+}
