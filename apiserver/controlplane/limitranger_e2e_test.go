@@ -13,9 +13,8 @@ import (
 // for containers, pods and claims in kube's words, besides filling in its
 // defaults.
 func TestLimitRangerEnforces(t *testing.T) {
-	s := startControlPlane(t, "")
-	cs := s.clientset(t, false)
 	ctx := context.Background()
+	cs := startControlPlane(t, "").clientset(t, false)
 	createPod := func(ns string, p *corev1.Pod) (*corev1.Pod, error) {
 		return cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
 	}

@@ -13,9 +13,8 @@ import (
 // limits, under a quota (kube's evaluators, a status write per create),
 // and under a LimitRange (defaults and kube's checks).
 func BenchmarkPodCreateAdmission(b *testing.B) {
-	s := startControlPlane(b, "")
-	cs := s.clientset(b, false)
 	ctx := context.Background()
+	cs := startControlPlane(b, "").clientset(b, false)
 	for _, setup := range []struct {
 		name  string
 		setup func(b *testing.B, ns string)

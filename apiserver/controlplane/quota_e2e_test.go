@@ -89,6 +89,15 @@ func TestResourceQuotaStatus(t *testing.T) {
 	used(map[string]string{"configmaps": "2", "pods": "0", "requests.cpu": "0", "count/deployments.apps": "1"})
 }
 
+// startInNamespace starts a devplane and makes namespace in it, for a test
+// that needs only the one.
+func startInNamespace(t *testing.T, namespace string) (kubernetes.Interface, context.Context) {
+	t.Helper()
+	cs := startControlPlane(t, "").clientset(t, false)
+	testNamespace(t, cs, namespace, nil)
+	return cs, context.Background()
+}
+
 // createQuota creates a quota and waits for the controller's first status,
 // as kube's e2e tests do: until then quota admission refuses what it
 // limits ("status unknown for quota").
@@ -245,11 +254,8 @@ func TestResourceQuotaScopes(t *testing.T) {
 // A pod's ephemeral-storage requests and limits are counted, under both
 // of kube's names for the request.
 func TestResourceQuotaEphemeralStorage(t *testing.T) {
-	s := startControlPlane(t, "")
-	cs := s.clientset(t, false)
-	ctx := context.Background()
 	ns := "quota-ephemeral"
-	testNamespace(t, cs, ns, nil)
+	cs, ctx := startInNamespace(t, ns)
 	createQuota(t, cs, ns, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"}, Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{
 		"ephemeral-storage": resource.MustParse("1Gi"), "requests.ephemeral-storage": resource.MustParse("1Gi"),
 		"limits.ephemeral-storage": resource.MustParse("2Gi")}}})
@@ -267,11 +273,8 @@ func TestResourceQuotaEphemeralStorage(t *testing.T) {
 
 // A LoadBalancer Service takes node ports too, as kube counts them.
 func TestResourceQuotaLoadBalancerNodePorts(t *testing.T) {
-	s := startControlPlane(t, "")
-	cs := s.clientset(t, false)
-	ctx := context.Background()
 	ns := "quota-nodeports"
-	testNamespace(t, cs, ns, nil)
+	cs, ctx := startInNamespace(t, ns)
 	createQuota(t, cs, ns, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"}, Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{
 		"services.nodeports": resource.MustParse("2"), "services.loadbalancers": resource.MustParse("1")}}})
 	svc := func(name string, typ corev1.ServiceType, ports ...int32) *corev1.Service {
@@ -334,11 +337,8 @@ func TestResourceQuotaConcurrentCreates(t *testing.T) {
 // A quota's scopes, scope selector and hard resources are validated as
 // kube validates them, and its scopes cannot change.
 func TestResourceQuotaValidation(t *testing.T) {
-	s := startControlPlane(t, "")
-	cs := s.clientset(t, false)
-	ctx := context.Background()
 	ns := "quota-validation"
-	testNamespace(t, cs, ns, nil)
+	cs, ctx := startInNamespace(t, ns)
 	quotas := cs.CoreV1().ResourceQuotas(ns)
 	create := func(name string, spec corev1.ResourceQuotaSpec) error {
 		_, err := quotas.Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}, metav1.CreateOptions{})
