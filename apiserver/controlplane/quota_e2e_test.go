@@ -370,10 +370,9 @@ func TestResourceQuotaValidation(t *testing.T) {
 		`ResourceQuota "unknown" is invalid: [spec.hard[widgets]: Invalid value: "widgets": must be a standard resource type or fully qualified, `+
 			`spec.hard[widgets]: Invalid value: "widgets": must be a standard resource for quota]`)
 
-	if err := create("scoped", corev1.ResourceQuotaSpec{Hard: hard("pods", "1"),
-		Scopes: []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeBestEffort}}); err != nil {
-		t.Fatal(err)
-	}
+	// Once the controller has written its status, the quota stays put.
+	createQuota(t, cs, ns, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "scoped"}, Spec: corev1.ResourceQuotaSpec{
+		Hard: hard("pods", "1"), Scopes: []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeBestEffort}}})
 	q, err := quotas.Get(ctx, "scoped", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
