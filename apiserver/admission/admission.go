@@ -162,8 +162,8 @@ type Source interface {
 	// watch cache unless consistent.
 	List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, consistent bool) ([]runtime.Object, error)
 	// UpdateStatus writes obj's status (ResourceQuota usage), failing on a
-	// resourceVersion conflict.
-	UpdateStatus(ctx context.Context, gvr schema.GroupVersionResource, obj runtime.Object) error
+	// resourceVersion conflict, and returns the object stored.
+	UpdateStatus(ctx context.Context, gvr schema.GroupVersionResource, obj runtime.Object) (runtime.Object, error)
 	// Resource finds the stored resource of a kind and whether it is
 	// namespaced (a policy's paramKind); false when nothing serves it.
 	Resource(gvk schema.GroupVersionKind) (gvr schema.GroupVersionResource, namespaced, ok bool)

@@ -111,52 +111,6 @@ func ServiceAccount(src Source) Interface {
 	}}
 }
 
-// LimitRanger fills containers' missing requests and limits from the
-// namespace's LimitRange defaults.
-func LimitRanger(src Source) Interface {
-	return Func{MutateFunc: func(ctx context.Context, a *Attributes) error {
-		pod := podCreate(a)
-		if pod == nil {
-			return nil
-		}
-		objs, err := src.List(ctx, limitRangesGVR, a.Namespace, false)
-		if err != nil || len(objs) == 0 {
-			return err
-		}
-		apply := func(cs []corev1.Container) {
-			for _, o := range objs {
-				for _, item := range o.(*corev1.LimitRange).Spec.Limits {
-					if item.Type != corev1.LimitTypeContainer {
-						continue
-					}
-					for i := range cs {
-						r := &cs[i].Resources
-						for name, q := range item.Default {
-							if _, ok := r.Limits[name]; !ok {
-								if r.Limits == nil {
-									r.Limits = corev1.ResourceList{}
-								}
-								r.Limits[name] = q
-							}
-						}
-						for name, q := range item.DefaultRequest {
-							if _, ok := r.Requests[name]; !ok {
-								if r.Requests == nil {
-									r.Requests = corev1.ResourceList{}
-								}
-								r.Requests[name] = q
-							}
-						}
-					}
-				}
-			}
-		}
-		apply(pod.Spec.InitContainers)
-		apply(pod.Spec.Containers)
-		return nil
-	}}
-}
-
 // DefaultTolerationSeconds tolerates not-ready and unreachable nodes for
 // 300 seconds unless the pod says otherwise.
 func DefaultTolerationSeconds() Interface {

@@ -2,189 +2,207 @@ package admission
 
 import (
 	"context"
-	"fmt"
-	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kadmission "k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/admission/plugin/resourcequota"
+	quota "k8s.io/apiserver/pkg/quota/v1"
+	"k8s.io/apiserver/pkg/quota/v1/generic"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/devplane/devplane/apiserver/admission/kubeplugin"
 )
 
 var resourceQuotasGVR = schema.GroupVersionResource{Version: "v1", Resource: "resourcequotas"}
 
-// quotaCounted are the core resources quota counts by their bare name.
-var quotaCounted = map[string]bool{"pods": true, "services": true, "configmaps": true, "secrets": true,
-	"persistentvolumeclaims": true, "replicationcontrollers": true, "resourcequotas": true}
+// quotaIgnored are the kinds kube's quota never counts: requests that
+// store nothing, and events.
+var quotaIgnored = map[schema.GroupResource]bool{
+	{Resource: "bindings"}:                                                 true,
+	{Resource: "componentstatuses"}:                                        true,
+	{Resource: "events"}:                                                   true,
+	{Group: eventsv1.GroupName, Resource: "events"}:                        true,
+	{Group: "authentication.k8s.io", Resource: "tokenreviews"}:             true,
+	{Group: "authentication.k8s.io", Resource: "selfsubjectreviews"}:       true,
+	{Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}:      true,
+	{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}:  true,
+	{Group: "authorization.k8s.io", Resource: "localsubjectaccessreviews"}: true,
+	{Group: "authorization.k8s.io", Resource: "selfsubjectrulesreviews"}:   true,
+}
 
-// usageOf is what one object adds to a namespace's usage.
-func usageOf(gvr schema.GroupVersionResource, obj runtime.Object) corev1.ResourceList {
-	out := corev1.ResourceList{}
-	count := "count/" + gvr.Resource
-	if gvr.Group != "" {
-		count += "." + gvr.Group
+// quotaRetries is how many times a quota whose status write lost a race
+// is read again and the request checked again against it, as kube does.
+const quotaRetries = 3
+
+// ResourceQuota is kube's quota admission: a write that a quota of its
+// namespace counts (by kube's evaluators, scopes and scope selectors
+// included) is refused if it would take usage past the quota's hard
+// limits, else charged to the quota's status.used before it is stored.
+// Writes in one namespace are checked one at a time, and a charge that
+// loses a race (the quota controller, another replica) is checked again
+// against the quota read afresh, so no burst of creates gets past a limit.
+func ResourceQuota(src Source) Interface {
+	q := &quotaAdmission{src: src, lookup: newQuotaLookup(src),
+		evaluators: generic.NewRegistry(kubeplugin.QuotaEvaluators(nil)),
+		locks:      map[string]*namespaceLock{}, written: map[string]*corev1.ResourceQuota{}}
+	return Func{ValidateFunc: q.validate}
+}
+
+type quotaAdmission struct {
+	src        Source
+	lookup     *quotaLookup
+	evaluators quota.Registry // kube's, plus object counts added as kinds come
+
+	mu    sync.Mutex
+	locks map[string]*namespaceLock // namespace → its writes' turn
+	// written are the quotas' statuses admission last wrote: the watch
+	// cache may not show them yet, and a stale used would cost a conflict.
+	written map[string]*corev1.ResourceQuota // namespace/name → quota
+}
+
+type namespaceLock struct {
+	sync.Mutex
+	users int
+}
+
+func (q *quotaAdmission) validate(ctx context.Context, a *Attributes) error {
+	if a.Namespace == "" || a.Object == nil || (a.Operation != Create && a.Operation != Update) {
+		return nil
 	}
-	one := resource.MustParse("1")
-	out[corev1.ResourceName(count)] = one
-	if gvr.Group == "" && quotaCounted[gvr.Resource] {
-		out[corev1.ResourceName(gvr.Resource)] = one
+	gr := a.Resource.GroupResource()
+	if quotaIgnored[gr] {
+		return nil
 	}
-	switch o := obj.(type) {
-	case *corev1.Pod:
-		if o.Status.Phase == corev1.PodSucceeded || o.Status.Phase == corev1.PodFailed {
-			return corev1.ResourceList{}
+	evaluator := q.evaluators.Get(gr)
+	if evaluator == nil {
+		// Any other kind is counted as count/<resource>.<group>.
+		evaluator = generic.NewObjectCountEvaluator(gr, nil, "")
+		q.evaluators.Add(evaluator)
+	}
+	attrs := kadmission.NewAttributesRecord(a.Object, a.OldObject, a.Kind, a.Namespace, a.Name, a.Resource,
+		a.Subresource, kadmission.Operation(a.Operation), a.Options, a.DryRun, nil)
+	if !evaluator.Handles(attrs) {
+		return nil
+	}
+	if a.Resource == resourceQuotasGVR && a.Operation == Create && !a.DryRun {
+		q.lookup.quotaCreating(a.Namespace)
+	}
+	found, err := q.lookup.quotas(ctx, a.Namespace)
+	if err != nil || len(found) == 0 {
+		return err
+	}
+	defer q.lockNamespace(a.Namespace)()
+	quotas := q.latest(a.Namespace, found)
+	for retries := quotaRetries; ; retries-- {
+		charged, err := resourcequota.CheckRequest(quotas, attrs, evaluator, nil)
+		if err != nil || a.DryRun {
+			return err
 		}
-		for _, c := range o.Spec.Containers {
-			for name, q := range c.Resources.Requests {
-				add(out, "requests."+string(name), q)
-				if name == corev1.ResourceCPU || name == corev1.ResourceMemory {
-					add(out, string(name), q)
+		var lost map[string]bool
+		var lastErr error
+		for i := range charged {
+			if quota.Equals(quotas[i].Status.Used, charged[i].Status.Used) {
+				continue
+			}
+			stored, err := q.src.UpdateStatus(ctx, resourceQuotasGVR, &charged[i])
+			if err != nil {
+				if lost == nil {
+					lost = map[string]bool{}
 				}
+				lost[charged[i].Name], lastErr = true, err
+				continue
 			}
-			for name, q := range c.Resources.Limits {
-				add(out, "limits."+string(name), q)
+			q.remember(stored)
+		}
+		if lost == nil {
+			return nil
+		}
+		if retries == 0 {
+			return lastErr
+		}
+		fresh, err := q.src.List(ctx, resourceQuotasGVR, a.Namespace, true)
+		if err != nil {
+			return lastErr
+		}
+		// Only the quotas not charged yet are checked again; one deleted
+		// meanwhile no longer limits.
+		quotas = quotas[:0]
+		for _, o := range fresh {
+			if rq := o.(*corev1.ResourceQuota); lost[rq.Name] {
+				quotas = append(quotas, *rq.DeepCopy())
 			}
 		}
-	case *corev1.PersistentVolumeClaim:
-		if q, ok := o.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
-			add(out, "requests.storage", q)
+	}
+}
+
+// lockNamespace waits for namespace's turn and returns its release.
+func (q *quotaAdmission) lockNamespace(namespace string) func() {
+	q.mu.Lock()
+	l := q.locks[namespace]
+	if l == nil {
+		l = &namespaceLock{}
+		q.locks[namespace] = l
+	}
+	l.users++
+	q.mu.Unlock()
+	l.Lock()
+	return func() {
+		l.Unlock()
+		q.mu.Lock()
+		if l.users--; l.users == 0 {
+			delete(q.locks, namespace)
 		}
-	case *corev1.Service:
-		switch o.Spec.Type {
-		case corev1.ServiceTypeNodePort:
-			add(out, "services.nodeports", resource.MustParse(fmt.Sprint(len(o.Spec.Ports))))
-		case corev1.ServiceTypeLoadBalancer:
-			add(out, "services.loadbalancers", one)
+		q.mu.Unlock()
+	}
+}
+
+// latest copies the namespace's quotas, each as admission last wrote it
+// where the cache has not caught up with that write yet.
+func (q *quotaAdmission) latest(namespace string, found []runtime.Object) []corev1.ResourceQuota {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make([]corev1.ResourceQuota, 0, len(found))
+	for _, o := range found {
+		rq := o.(*corev1.ResourceQuota)
+		key := namespace + "/" + rq.Name
+		if w, ok := q.written[key]; ok {
+			if revision(w) > revision(rq) {
+				rq = w
+			} else {
+				delete(q.written, key) // the cache has it, or newer
+			}
 		}
+		out = append(out, *rq.DeepCopy())
 	}
 	return out
 }
 
-func add(l corev1.ResourceList, name string, q resource.Quantity) {
-	cur := l[corev1.ResourceName(name)]
-	cur.Add(q)
-	l[corev1.ResourceName(name)] = cur
-}
-
-// ResourceQuota rejects creations that would exceed a quota of the
-// namespace, in kube's words, and keeps the quotas' status.used current.
-func ResourceQuota(src Source) Interface {
-	lookup := newQuotaLookup(src)
-	return Func{ValidateFunc: func(ctx context.Context, a *Attributes) error {
-		if a.Operation != Create || a.Subresource != "" || a.Namespace == "" || a.Object == nil {
-			return nil
-		}
-		if a.Resource == resourceQuotasGVR && !a.DryRun {
-			lookup.quotaCreating(a.Namespace)
-		}
-		quotas, err := lookup.quotas(ctx, a.Namespace)
-		if err != nil || len(quotas) == 0 {
-			return err
-		}
-		delta := usageOf(a.Resource, a.Object)
-		var used corev1.ResourceList // computed on first need
-		for _, o := range quotas {
-			q := o.(*corev1.ResourceQuota)
-			relevant := false
-			for name := range q.Spec.Hard {
-				if _, ok := delta[name]; ok {
-					relevant = true
-				}
-			}
-			if !relevant {
-				continue
-			}
-			if used == nil {
-				if used, err = namespaceUsage(ctx, src, a.Resource, a.Namespace); err != nil {
-					return err
-				}
-			}
-			var names []string
-			for name := range q.Spec.Hard {
-				if _, ok := delta[name]; ok {
-					names = append(names, string(name))
-				}
-			}
-			sort.Strings(names)
-			var req, use, lim []string
-			exceeded := false
-			for _, n := range names {
-				name := corev1.ResourceName(n)
-				hard, d, u := q.Spec.Hard[name], delta[name], used[name]
-				total := u.DeepCopy()
-				total.Add(d)
-				if total.Cmp(hard) > 0 {
-					exceeded = true
-					req = append(req, n+"="+d.String())
-					use = append(use, n+"="+u.String())
-					lim = append(lim, n+"="+hard.String())
-				}
-			}
-			if exceeded {
-				return apierrors.NewForbidden(a.Resource.GroupResource(), a.Name, fmt.Errorf(
-					"exceeded quota: %s, requested: %s, used: %s, limited: %s", q.Name,
-					strings.Join(req, ","), strings.Join(use, ","), strings.Join(lim, ",")))
-			}
-			if a.DryRun {
-				continue
-			}
-			recordUsage(ctx, src, q, used, delta)
-		}
-		return nil
-	}}
-}
-
-// recordUsage writes the quota's status.used with this create counted.
-// On a conflict (the quota controller, or another create, wrote first) it
-// retries on the latest quota: dropping the count would leave usage short
-// until the controller's next recount.
-func recordUsage(ctx context.Context, src Source, q *corev1.ResourceQuota, used, delta corev1.ResourceList) {
-	for attempt := 0; attempt < 5; attempt++ {
-		updated := q.DeepCopy()
-		updated.Status.Hard = q.Spec.Hard.DeepCopy()
-		if updated.Status.Used == nil {
-			updated.Status.Used = corev1.ResourceList{}
-		}
-		for name := range q.Spec.Hard {
-			if _, ok := delta[name]; ok {
-				total := used[name].DeepCopy()
-				total.Add(delta[name])
-				if attempt > 0 {
-					// Another create may have counted itself meanwhile:
-					// keep the larger of our count and its tally.
-					tally := q.Status.Used[name].DeepCopy()
-					tally.Add(delta[name])
-					if tally.Cmp(total) > 0 {
-						total = tally
-					}
-				}
-				updated.Status.Used[name] = total
-			} else if _, ok := updated.Status.Used[name]; !ok {
-				updated.Status.Used[name] = resource.MustParse("0")
-			}
-		}
-		err := src.UpdateStatus(ctx, resourceQuotasGVR, updated)
-		if !apierrors.IsConflict(err) {
-			return // written, or gone: nothing more to do
-		}
-		latest, err := src.List(ctx, resourceQuotasGVR, q.Namespace, true)
-		if err != nil {
-			return
-		}
-		q = nil
-		for _, o := range latest {
-			if cand := o.(*corev1.ResourceQuota); cand.Name == updated.Name {
-				q = cand
-			}
-		}
-		if q == nil {
-			return
-		}
+// remember keeps the quota status admission just wrote.
+func (q *quotaAdmission) remember(obj runtime.Object) {
+	rq, ok := obj.(*corev1.ResourceQuota)
+	if !ok {
+		return
 	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.written) > 4096 {
+		clear(q.written) // quotas deleted before the cache caught up
+	}
+	q.written[rq.Namespace+"/"+rq.Name] = rq
+}
+
+// revision is an object's resourceVersion as the etcd revision it is.
+func revision(rq *corev1.ResourceQuota) uint64 {
+	n, _ := strconv.ParseUint(rq.ResourceVersion, 10, 64)
+	return n
 }
 
 // quotaLookupTTL is how long a namespace found without quotas by a live
@@ -273,69 +291,67 @@ func (l *quotaLookup) quotas(ctx context.Context, namespace string) ([]runtime.O
 	return nil, nil
 }
 
-// namespaceUsage sums what the namespace's existing objects of gvr use.
-func namespaceUsage(ctx context.Context, src Source, gvr schema.GroupVersionResource, namespace string) (corev1.ResourceList, error) {
-	objs, err := src.List(ctx, gvr, namespace, true)
-	if err != nil {
-		return nil, err
-	}
-	total := corev1.ResourceList{}
-	for _, o := range objs {
-		for name, q := range usageOf(gvr, o) {
-			add(total, string(name), q)
-		}
-	}
-	return total, nil
-}
-
-// QuotaUsage is what namespace uses of each resource that hard names,
-// counted from the objects (the watch cache's view): the resource quota
-// controller's recalculation after deletes, and a new quota's first
-// status. resolve finds the served version of a group's resource, for
-// count/<resource>.<group> names; names it cannot place count zero.
+// QuotaUsage is what quota's namespace uses of each resource its hard
+// names, among the objects its scopes and scope selector take in, by
+// kube's evaluators over the watch caches: the resource quota
+// controller's count. resolve finds the served version of a group's
+// resource, for count/<resource>.<group> names; names nothing counts are
+// left out, as kube leaves them.
 func QuotaUsage(ctx context.Context, src Source, resolve func(group, resource string) (schema.GroupVersionResource, bool),
-	namespace string, hard corev1.ResourceList) (corev1.ResourceList, error) {
-	used := corev1.ResourceList{}
-	counted := map[schema.GroupVersionResource]bool{}
-	for name := range hard {
-		used[name] = resource.MustParse("0")
-		if gvr, ok := quotaResourceOf(string(name), resolve); ok {
-			counted[gvr] = true
-		}
+	rq *corev1.ResourceQuota) (corev1.ResourceList, error) {
+	lister := func(gvr schema.GroupVersionResource) (cache.GenericLister, error) {
+		return sourceLister{ctx: ctx, src: src, gvr: gvr}, nil
 	}
-	for gvr := range counted {
-		objs, err := src.List(ctx, gvr, namespace, false)
-		if err != nil {
-			return nil, err
-		}
-		for _, o := range objs {
-			for name, q := range usageOf(gvr, o) {
-				if _, want := hard[name]; want {
-					add(used, string(name), q)
-				}
-			}
-		}
+	evaluators := kubeplugin.QuotaEvaluators(lister)
+	known := map[schema.GroupResource]bool{}
+	for _, e := range evaluators {
+		known[e.GroupResource()] = true
 	}
-	return used, nil
+	for name := range rq.Spec.Hard {
+		counted, ok := strings.CutPrefix(string(name), "count/")
+		if !ok {
+			continue
+		}
+		res, group, _ := strings.Cut(counted, ".")
+		gvr, ok := resolve(group, res)
+		if !ok || known[gvr.GroupResource()] || quotaIgnored[gvr.GroupResource()] {
+			continue
+		}
+		known[gvr.GroupResource()] = true
+		evaluators = append(evaluators, generic.NewObjectCountEvaluator(gvr.GroupResource(),
+			generic.ListResourceUsingListerFunc(lister, gvr), ""))
+	}
+	return quota.CalculateUsage(rq.Namespace, rq.Spec.Scopes, rq.Spec.Hard, generic.NewRegistry(evaluators), rq.Spec.ScopeSelector)
 }
 
-// quotaResourceOf is the resource whose objects a quota name counts.
-func quotaResourceOf(name string, resolve func(group, resource string) (schema.GroupVersionResource, bool)) (schema.GroupVersionResource, bool) {
-	core := func(r string) (schema.GroupVersionResource, bool) {
-		return schema.GroupVersionResource{Version: "v1", Resource: r}, true
+// sourceLister lists one resource from the watch cache for kube's
+// evaluators.
+type sourceLister struct {
+	ctx       context.Context
+	src       Source
+	gvr       schema.GroupVersionResource
+	namespace string
+}
+
+func (l sourceLister) List(selector labels.Selector) ([]runtime.Object, error) {
+	objs, err := l.src.List(l.ctx, l.gvr, l.namespace, false)
+	if err != nil || selector.Empty() {
+		return objs, err
 	}
-	switch {
-	case strings.HasPrefix(name, "count/"):
-		res, group, _ := strings.Cut(strings.TrimPrefix(name, "count/"), ".")
-		return resolve(group, res)
-	case name == "persistentvolumeclaims" || name == "requests.storage":
-		return core("persistentvolumeclaims")
-	case name == "pods" || name == "cpu" || name == "memory" || strings.HasPrefix(name, "requests.") || strings.HasPrefix(name, "limits."):
-		return core("pods")
-	case name == "services" || strings.HasPrefix(name, "services."):
-		return core("services")
-	case quotaCounted[name]:
-		return core(name)
+	var out []runtime.Object
+	for _, o := range objs {
+		if m, ok := o.(interface{ GetLabels() map[string]string }); ok && selector.Matches(labels.Set(m.GetLabels())) {
+			out = append(out, o)
+		}
 	}
-	return schema.GroupVersionResource{}, false
+	return out, nil
+}
+
+func (l sourceLister) Get(name string) (runtime.Object, error) {
+	return l.src.Get(l.ctx, l.gvr, l.namespace, name)
+}
+
+func (l sourceLister) ByNamespace(namespace string) cache.GenericNamespaceLister {
+	l.namespace = namespace
+	return l
 }

@@ -34,8 +34,8 @@ func (s *quotaSource) Resource(schema.GroupVersionKind) (schema.GroupVersionReso
 	return schema.GroupVersionResource{}, false, false
 }
 
-func (s *quotaSource) UpdateStatus(context.Context, schema.GroupVersionResource, runtime.Object) error {
-	return nil
+func (s *quotaSource) UpdateStatus(_ context.Context, _ schema.GroupVersionResource, obj runtime.Object) (runtime.Object, error) {
+	return obj, nil
 }
 
 func TestQuotaLookup(t *testing.T) {

@@ -170,6 +170,8 @@ func validateContent(obj runtime.Object) field.ErrorList {
 		return validateConfigMap(o)
 	case *corev1.Secret:
 		return validateSecret(o)
+	case *corev1.ResourceQuota:
+		return validateResourceQuota(o)
 	case *appsv1.Deployment:
 		return validateDeployment(o)
 	case *appsv1.ReplicaSet:
@@ -251,6 +253,8 @@ func validateImmutable(obj, old runtime.Object) field.ErrorList {
 		return validatePodUpdate(o, old.(*corev1.Pod))
 	case *corev1.Service:
 		return validateServiceUpdate(o, old.(*corev1.Service))
+	case *corev1.ResourceQuota:
+		return validateResourceQuotaUpdate(o, old.(*corev1.ResourceQuota))
 	case *corev1.ConfigMap:
 		prev := old.(*corev1.ConfigMap)
 		return validateImmutableData(prev.Immutable, o.Immutable,

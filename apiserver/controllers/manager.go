@@ -37,7 +37,7 @@ type ManagerOptions struct {
 	// Local, when set, feeds the controllers' informers from the server's
 	// own watch caches in-process; otherwise they list and watch over HTTP.
 	Local Local
-	// QuotaUsage counts a namespace's usage for the resource quota
+	// QuotaUsage counts a quota's usage for the resource quota
 	// controller; without it there is none.
 	QuotaUsage QuotaUsageFunc
 	// SignCSR issues certificates for approved requests to kube's

@@ -16,8 +16,10 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// QuotaUsageFunc counts what a namespace uses of each resource hard names.
-type QuotaUsageFunc func(ctx context.Context, namespace string, hard corev1.ResourceList) (corev1.ResourceList, error)
+// QuotaUsageFunc counts what a quota's namespace uses of each resource its
+// hard names, among the objects its scopes take in; a name nothing counts
+// is left out.
+type QuotaUsageFunc func(ctx context.Context, rq *corev1.ResourceQuota) (corev1.ResourceList, error)
 
 // quotaResync is how often namespaces with quotas are recounted, so usage
 // falls soon after deletes (kube replenishes on delete events, within
@@ -47,7 +49,7 @@ type QuotaController struct {
 // object admission counted has reached the cache.
 const settle = time.Second
 
-// NewQuotaController builds the controller; usage counts a namespace's
+// NewQuotaController builds the controller; usage counts a quota's
 // objects (admission.QuotaUsage over the watch caches, in devplane).
 func NewQuotaController(cfg *rest.Config, local Local, usage QuotaUsageFunc, logger *slog.Logger) (*QuotaController, error) {
 	c, err := clientsFor(cfg, local, "resourcequota-controller")
@@ -144,30 +146,30 @@ func (c *QuotaController) sinceAdmission(objs []any) time.Duration {
 	return wait
 }
 
-// sync writes each quota's status from one count of the namespace.
+// sync writes each quota's status from a count of what it takes in. As
+// kube's controller does, a resource nothing counts keeps the usage last
+// written for it (none, at first).
 func (c *QuotaController) sync(ctx context.Context, namespace string, objs []any) error {
-	hard := corev1.ResourceList{}
-	for _, o := range objs {
-		for name, q := range o.(*corev1.ResourceQuota).Spec.Hard {
-			hard[name] = q
-		}
-	}
-	used, err := c.usage(ctx, namespace, hard)
-	if err != nil {
-		return err
-	}
 	for _, o := range objs {
 		q := o.(*corev1.ResourceQuota)
+		counted, err := c.usage(ctx, q)
+		if err != nil {
+			return err
+		}
 		want := corev1.ResourceQuotaStatus{Hard: q.Spec.Hard.DeepCopy(), Used: corev1.ResourceList{}}
 		for name := range q.Spec.Hard {
-			want.Used[name] = used[name]
+			if used, ok := counted[name]; ok {
+				want.Used[name] = used
+			} else if used, ok := q.Status.Used[name]; ok {
+				want.Used[name] = used
+			}
 		}
-		if apiequality.Semantic.DeepEqual(q.Status, want) {
+		if (q.Status.Hard != nil || len(q.Spec.Hard) == 0) && apiequality.Semantic.DeepEqual(q.Status, want) {
 			continue
 		}
 		updated := q.DeepCopy()
 		updated.Status = want
-		_, err := c.client.CoreV1().ResourceQuotas(namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+		_, err = c.client.CoreV1().ResourceQuotas(namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
 		case apierrors.IsConflict(err):

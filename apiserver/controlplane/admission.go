@@ -128,24 +128,25 @@ func (s *registrySource) List(ctx context.Context, gvr schema.GroupVersionResour
 	return meta.ExtractList(list)
 }
 
-func (s *registrySource) UpdateStatus(ctx context.Context, gvr schema.GroupVersionResource, obj runtime.Object) error {
+func (s *registrySource) UpdateStatus(ctx context.Context, gvr schema.GroupVersionResource, obj runtime.Object) (runtime.Object, error) {
 	st, err := s.store(gvr)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	acc, err := meta.Accessor(obj)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, _, err = st.Update(admission.WithoutAdmission(request.AsAPIServer(ctx)), acc.GetNamespace(), acc.GetName(), "status",
+	stored, _, err := st.Update(admission.WithoutAdmission(request.AsAPIServer(ctx)), acc.GetNamespace(), acc.GetName(), "status",
 		func(context.Context, runtime.Object) (runtime.Object, error) { return obj.DeepCopyObject(), nil }, metav1.UpdateOptions{})
-	return err
+	return stored, err
 }
 
-// quotaUsage counts a namespace's usage of the resources hard names from
-// the watch caches of every local resource (custom ones included), for the
-// resource quota controller.
-func (cp *ControlPlane) quotaUsage(ctx context.Context, namespace string, hard corev1.ResourceList) (corev1.ResourceList, error) {
+// quotaUsage counts what a quota's namespace uses of the resources it
+// names, among the objects its scopes take in, from the watch caches of
+// every local resource (custom ones included), for the resource quota
+// controller.
+func (cp *ControlPlane) quotaUsage(ctx context.Context, rq *corev1.ResourceQuota) (corev1.ResourceList, error) {
 	resolve := func(group, resource string) (schema.GroupVersionResource, bool) {
 		for _, reg := range cp.localRegistries() {
 			for _, r := range reg.Resources() {
@@ -156,5 +157,5 @@ func (cp *ControlPlane) quotaUsage(ctx context.Context, namespace string, hard c
 		}
 		return schema.GroupVersionResource{}, false
 	}
-	return admission.QuotaUsage(request.AsAPIServer(ctx), &registrySource{regs: cp.localRegistries}, resolve, namespace, hard)
+	return admission.QuotaUsage(request.AsAPIServer(ctx), &registrySource{regs: cp.localRegistries}, resolve, rq)
 }

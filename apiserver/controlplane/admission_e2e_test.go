@@ -610,15 +610,12 @@ func TestAdmissionBuiltinPlugins(t *testing.T) {
 
 	t.Run("ResourceQuota pods=1 rejects the second pod", func(t *testing.T) {
 		testNamespace(t, cs, "quota", nil)
-		_, err := cs.CoreV1().ResourceQuotas("quota").Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"},
-			Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"pods": resourceQty("1")}}}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		createQuota(t, cs, "quota", &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"},
+			Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"pods": resourceQty("1")}}})
 		if _, err := cs.CoreV1().Pods("quota").Create(ctx, simplePod("first", nil), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		_, err = cs.CoreV1().Pods("quota").Create(ctx, simplePod("second", nil), metav1.CreateOptions{})
+		_, err := cs.CoreV1().Pods("quota").Create(ctx, simplePod("second", nil), metav1.CreateOptions{})
 		want := `pods "second" is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1`
 		if !apierrors.IsForbidden(err) || err.Error() != want {
 			t.Errorf("got %v, want %s", err, want)
