@@ -31,7 +31,7 @@ import (
 
 	"github.com/devplane/devplane/apiserver/aggregator"
 	"github.com/devplane/devplane/apiserver/controlplane"
-	"github.com/devplane/devplane/apiserver/internal/testsupport"
+	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 )
 
 var (
@@ -52,12 +52,12 @@ type env struct {
 func start(t *testing.T) *env {
 	t.Helper()
 	// controlplane.New installs the aggregator at the head of the chain.
-	cp, _ := testsupport.StartDevplane(t, controlplane.Options{Name: "t"})
+	cp, _ := controlplanetest.StartDevplane(t, controlplane.Options{Name: "t"})
 	return &env{
 		cp:         cp,
 		cs:         kubernetes.NewForConfigOrDie(cp.RESTConfig()),
 		dyn:        dynamic.NewForConfigOrDie(cp.RESTConfig()),
-		kubeconfig: testsupport.WriteKubeconfig(t, cp),
+		kubeconfig: controlplanetest.WriteKubeconfig(t, cp),
 		cacheDir:   t.TempDir(),
 	}
 }
@@ -66,7 +66,7 @@ func start(t *testing.T) *env {
 // kubectl keeps across commands.
 func (e *env) kubectl(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	r := testsupport.Kubectl(t, e.kubeconfig, append([]string{"--cache-dir", e.cacheDir}, args...)...)
+	r := controlplanetest.Kubectl(t, e.kubeconfig, append([]string{"--cache-dir", e.cacheDir}, args...)...)
 	if r.Code != 0 {
 		return r.Stdout, fmt.Errorf("exit status %d: %s", r.Code, r.Stderr)
 	}
@@ -93,7 +93,7 @@ func (e *env) apiService(t *testing.T, name string) (*apiregv1.APIService, error
 func (e *env) waitAvailable(t *testing.T, name string, status apiregv1.ConditionStatus, reason string) *apiregv1.APIServiceCondition {
 	t.Helper()
 	var got *apiregv1.APIServiceCondition
-	testsupport.Eventually(t, 20*time.Second, name+" Available="+string(status)+" "+reason, func() (bool, string) {
+	controlplanetest.Eventually(t, 20*time.Second, name+" Available="+string(status)+" "+reason, func() (bool, string) {
 		s, err := e.apiService(t, name)
 		if err != nil {
 			return false, err.Error()
@@ -185,7 +185,7 @@ func TestAggregator(t *testing.T) {
 		if err := e.dyn.Resource(apiservicesGVR).Delete(ctx, "v1.batch", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		testsupport.Eventually(t, 10*time.Second, "v1.batch recreated", func() (bool, string) {
+		controlplanetest.Eventually(t, 10*time.Second, "v1.batch recreated", func() (bool, string) {
 			_, err := e.apiService(t, "v1.batch")
 			return err == nil, errString(err)
 		})
@@ -386,12 +386,12 @@ func TestAggregator(t *testing.T) {
 		}
 		// The proxy and discovery see the condition through the watch
 		// cache, a moment after a consistent read does.
-		testsupport.Eventually(t, 10*time.Second, "a 503 service unavailable Status", func() (bool, string) {
+		controlplanetest.Eventually(t, 10*time.Second, "a 503 service unavailable Status", func() (bool, string) {
 			_, err := e.getFlunder(t, nil)
 			var st apierrors.APIStatus
 			return errors.As(err, &st) && st.Status().Code == http.StatusServiceUnavailable && st.Status().Message == "service unavailable", errString(err)
 		})
-		testsupport.Eventually(t, 10*time.Second, "aggregated freshness Stale while down", func() (bool, string) {
+		controlplanetest.Eventually(t, 10*time.Second, "aggregated freshness Stale while down", func() (bool, string) {
 			f := e.aggregatedFreshness(t)
 			return f == "Stale", f
 		})
@@ -438,7 +438,7 @@ func TestAggregator(t *testing.T) {
 		if err := e.dyn.Resource(apiservicesGVR).Delete(ctx, wardleName, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		testsupport.Eventually(t, 10*time.Second, "group gone", func() (bool, string) {
+		controlplanetest.Eventually(t, 10*time.Second, "group gone", func() (bool, string) {
 			_, err := e.getFlunder(t, nil)
 			return apierrors.IsNotFound(err), errString(err)
 		})
@@ -515,8 +515,8 @@ func (e *env) aggregatedFreshness(t *testing.T) string {
 // instead of being deleted as stale and made again on every start.
 func TestCRDAPIServicesKeptAcrossRestart(t *testing.T) {
 	dir := t.TempDir()
-	cp, stop := testsupport.StartDevplane(t, controlplane.Options{Name: "t", DataDir: dir})
-	e := &env{cp: cp, dyn: dynamic.NewForConfigOrDie(cp.RESTConfig()), kubeconfig: testsupport.WriteKubeconfig(t, cp), cacheDir: t.TempDir()}
+	cp, stop := controlplanetest.StartDevplane(t, controlplane.Options{Name: "t", DataDir: dir})
+	e := &env{cp: cp, dyn: dynamic.NewForConfigOrDie(cp.RESTConfig()), kubeconfig: controlplanetest.WriteKubeconfig(t, cp), cacheDir: t.TempDir()}
 	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
 "metadata":{"name":"gizmos.restart.example.com"},
 "spec":{"group":"restart.example.com","scope":"Namespaced",
@@ -540,7 +540,7 @@ func TestCRDAPIServicesKeptAcrossRestart(t *testing.T) {
 	}
 	stop()
 
-	cp2, _ := testsupport.StartDevplane(t, controlplane.Options{Name: "t", DataDir: dir})
+	cp2, _ := controlplanetest.StartDevplane(t, controlplane.Options{Name: "t", DataDir: dir})
 	e2 := &env{cp: cp2, dyn: dynamic.NewForConfigOrDie(cp2.RESTConfig())}
 	after, err := e2.apiService(t, name)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
-	"github.com/devplane/devplane/apiserver/internal/testsupport"
+	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 )
 
 const (
@@ -115,7 +115,7 @@ func (e *env) openAPIState(t *testing.T) (inV3, inV2 bool) {
 
 func (e *env) waitOpenAPI(t *testing.T, want bool) {
 	t.Helper()
-	testsupport.Eventually(t, 30*time.Second, "wardle in /openapi/v2 and /openapi/v3 = "+map[bool]string{true: "yes", false: "no"}[want],
+	controlplanetest.Eventually(t, 30*time.Second, "wardle in /openapi/v2 and /openapi/v3 = "+map[bool]string{true: "yes", false: "no"}[want],
 		func() (bool, string) {
 			v3, v2 := e.openAPIState(t)
 			return v3 == want && v2 == want, "v3 " + map[bool]string{true: "listed", false: "absent"}[v3] +
@@ -169,7 +169,7 @@ func TestAggregatorOpenAPI(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.waitOpenAPI(t, false)
-		if r := testsupport.Kubectl(t, e.kubeconfig, "get", "--raw", "/openapi/v3/apis/"+wardleGroup+"/"+wardleVersion); r.Code == 0 {
+		if r := controlplanetest.Kubectl(t, e.kubeconfig, "get", "--raw", "/openapi/v3/apis/"+wardleGroup+"/"+wardleVersion); r.Code == 0 {
 			t.Errorf("wardle's v3 document is still served:\n%s", r.Stdout)
 		}
 	})
@@ -201,14 +201,14 @@ func TestCRDGroupGetsLocalAPIService(t *testing.T) {
 	if _, err := e.dyn.Resource(crdGVR).Create(ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testsupport.Eventually(t, 20*time.Second, "v1.gadgets.example.com Local True", func() (bool, string) {
+	controlplanetest.Eventually(t, 20*time.Second, "v1.gadgets.example.com Local True", func() (bool, string) {
 		out, err := e.kubectl(t, "get", "apiservices")
 		return err == nil && hasRow(out, "v1.gadgets.example.com", "Local", "True"), out + errString(err)
 	})
 	if err := e.dyn.Resource(crdGVR).Delete(ctx, crd.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testsupport.Eventually(t, 20*time.Second, "v1.gadgets.example.com gone", func() (bool, string) {
+	controlplanetest.Eventually(t, 20*time.Second, "v1.gadgets.example.com gone", func() (bool, string) {
 		out, err := e.kubectl(t, "get", "apiservices")
 		return err == nil && !hasRow(out, "v1.gadgets.example.com"), out + errString(err)
 	})

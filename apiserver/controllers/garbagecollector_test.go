@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/devplane/devplane/apiserver/controllers"
-	"github.com/devplane/devplane/apiserver/internal/testsupport"
+	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -70,7 +70,7 @@ func (f *gcFixture) secret(name string) (*corev1.Secret, bool) {
 
 func (f *gcFixture) eventuallyGone(what string, get func() (any, bool)) {
 	f.t.Helper()
-	testsupport.Eventually(f.t, 30*time.Second, what+" collected", func() (bool, string) {
+	controlplanetest.Eventually(f.t, 30*time.Second, what+" collected", func() (bool, string) {
 		obj, exists := get()
 		return !exists, fmt.Sprintf("%+v", obj)
 	})
@@ -120,7 +120,7 @@ func TestGarbageCollector(t *testing.T) {
 		f.eventuallyGone("bg-1", f.secretGetter("bg-1"))
 		f.eventuallyGone("bg-2", f.secretGetter("bg-2"))
 		// A dependent with another live owner stays, without the dead reference.
-		testsupport.Eventually(t, 30*time.Second, "shared dependent keeps only its live owner", func() (bool, string) {
+		controlplanetest.Eventually(t, 30*time.Second, "shared dependent keeps only its live owner", func() (bool, string) {
 			s, ok := f.secret("bg-shared")
 			if !ok {
 				return false, "deleted"
@@ -139,7 +139,7 @@ func TestGarbageCollector(t *testing.T) {
 		f.deleteOwner("fg", metav1.DeletePropagationForeground)
 		f.eventuallyGone("fg-plain", f.secretGetter("fg-plain"))
 		f.eventuallyGone("fg-nonblocking", f.secretGetter("fg-nonblocking"))
-		testsupport.Eventually(t, 30*time.Second, "held dependent being deleted", func() (bool, string) {
+		controlplanetest.Eventually(t, 30*time.Second, "held dependent being deleted", func() (bool, string) {
 			s, ok := f.secret("fg-held")
 			return ok && s.DeletionTimestamp != nil, fmt.Sprintf("%+v", s)
 		})
@@ -224,11 +224,11 @@ func TestGarbageCollector(t *testing.T) {
 		owner := f.owner("cross-owner") // in namespace gc
 		// The event names an object the collector knows in another
 		// namespace: let it see the owner first.
-		testsupport.Eventually(t, 10*time.Second, "owner observed", func() (bool, string) { return gc.Observed(owner.UID), "" })
+		controlplanetest.Eventually(t, 10*time.Second, "owner observed", func() (bool, string) { return gc.Observed(owner.UID), "" })
 		other := &gcFixture{t: t, s: s, ns: "gc-elsewhere"}
 		other.dependent("cross-dependent", nil, configMapRef(owner, false))
 		other.eventuallyGone("dependent referring to another namespace's owner", other.secretGetter("cross-dependent"))
-		testsupport.Eventually(t, 30*time.Second, "OwnerRefInvalidNamespace event", func() (bool, string) {
+		controlplanetest.Eventually(t, 30*time.Second, "OwnerRefInvalidNamespace event", func() (bool, string) {
 			events, err := s.client.CoreV1().Events("gc-elsewhere").List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return false, err.Error()

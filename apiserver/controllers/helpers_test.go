@@ -9,7 +9,7 @@ import (
 	"github.com/devplane/devplane/apiserver/controllers"
 
 	"github.com/devplane/devplane/apiserver/controlplane"
-	"github.com/devplane/devplane/apiserver/internal/testsupport"
+	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -23,7 +23,7 @@ type testServer struct {
 
 func startServer(t *testing.T) *testServer {
 	t.Helper()
-	cp, _ := testsupport.StartDevplane(t, controlplane.Options{
+	cp, _ := controlplanetest.StartDevplane(t, controlplane.Options{
 		// These tests run the controllers under test themselves.
 		DisableControllers: true,
 		Logger:             slog.New(slog.DiscardHandler),
@@ -49,5 +49,5 @@ func run(t *testing.T, c controllers.Controller) {
 			t.Errorf("%s did not stop within 10s", c.Name())
 		}
 	})
-	testsupport.Eventually(t, 20*time.Second, c.Name()+" synced", func() (bool, string) { return c.HasSynced(), "" })
+	controlplanetest.Eventually(t, 20*time.Second, c.Name()+" synced", func() (bool, string) { return c.HasSynced(), "" })
 }

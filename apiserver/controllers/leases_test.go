@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/devplane/devplane/apiserver/controllers"
-	"github.com/devplane/devplane/apiserver/internal/testsupport"
+	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,7 +49,7 @@ func endpointIPs(t *testing.T, s *testServer) (string, string) {
 
 func waitForEndpoints(t *testing.T, s *testServer, timeout time.Duration, want ...string) {
 	t.Helper()
-	testsupport.Eventually(t, timeout, fmt.Sprintf("endpoints %v", want), func() (bool, string) {
+	controlplanetest.Eventually(t, timeout, fmt.Sprintf("endpoints %v", want), func() (bool, string) {
 		ep, slice := endpointIPs(t, s)
 		return ep == fmt.Sprint(want) && slice == fmt.Sprint(want), "endpoints " + ep + ", slice " + slice
 	})
@@ -173,7 +173,7 @@ func TestRunWithLeaderElection(t *testing.T) {
 			}
 		})
 	})
-	testsupport.Eventually(t, 10*time.Second, "a leader", func() (bool, string) { return current() != "", "" })
+	controlplanetest.Eventually(t, 10*time.Second, "a leader", func() (bool, string) { return current() != "", "" })
 	first := current()
 	time.Sleep(500 * time.Millisecond) // the other must not start meanwhile
 	if current() != first || overlap.Load() {
@@ -185,7 +185,7 @@ func TestRunWithLeaderElection(t *testing.T) {
 	if current() == first {
 		t.Fatal("the stopped leader's run still going after controllers.RunWithLeaderElection returned")
 	}
-	testsupport.Eventually(t, 10*time.Second, "the other replica takes over", func() (bool, string) {
+	controlplanetest.Eventually(t, 10*time.Second, "the other replica takes over", func() (bool, string) {
 		return current() != "" && current() != first, current()
 	})
 	t.Logf("%s took over from %s after %s", current(), first, time.Since(stopped))

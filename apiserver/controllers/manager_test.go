@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/devplane/devplane/apiserver/controllers"
-	"github.com/devplane/devplane/apiserver/internal/testsupport"
+	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,14 +37,14 @@ func TestManager(t *testing.T) {
 	go func() { done <- m.Run(mctx) }()
 	defer stop()
 
-	testsupport.Eventually(t, 30*time.Second, "leading and synced", func() (bool, string) {
+	controlplanetest.Eventually(t, 30*time.Second, "leading and synced", func() (bool, string) {
 		return m.Leading() && m.HasSynced(), fmt.Sprint(m.Leading())
 	})
 
 	// The controllers together: a new namespace gets its service account,
 	// and deleting it (with a GC-owned pair inside) completes.
 	createNamespace(t, s, "app")
-	testsupport.Eventually(t, 20*time.Second, "default service account", func() (bool, string) {
+	controlplanetest.Eventually(t, 20*time.Second, "default service account", func() (bool, string) {
 		_, err := s.client.CoreV1().ServiceAccounts("app").Get(ctx, controllers.DefaultServiceAccountName, metav1.GetOptions{})
 		return err == nil, fmt.Sprint(err)
 	})
@@ -58,7 +58,7 @@ func TestManager(t *testing.T) {
 	if err := s.client.CoreV1().Namespaces().Delete(ctx, "app", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testsupport.Eventually(t, 30*time.Second, "namespace deleted", namespaceGone(t, s, "app"))
+	controlplanetest.Eventually(t, 30*time.Second, "namespace deleted", namespaceGone(t, s, "app"))
 	t.Logf("namespace with service account, root CA and owned objects gone after %s", time.Since(start))
 
 	stop()

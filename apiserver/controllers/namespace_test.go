@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/devplane/devplane/apiserver/controllers"
-	"github.com/devplane/devplane/apiserver/internal/testsupport"
+	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -51,7 +51,7 @@ func TestNamespaceController(t *testing.T) {
 		if err := s.client.CoreV1().Namespaces().Delete(ctx, "empty", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		testsupport.Eventually(t, 30*time.Second, "empty namespace deleted", namespaceGone(t, s, "empty"))
+		controlplanetest.Eventually(t, 30*time.Second, "empty namespace deleted", namespaceGone(t, s, "empty"))
 		t.Logf("empty namespace gone %s after delete", time.Since(start))
 	})
 
@@ -88,7 +88,7 @@ func TestNamespaceController(t *testing.T) {
 
 		wantRemaining := "Some resources are remaining: configmaps. has 1 resource instances"
 		wantFinalizers := "Some content in the namespace has finalizers remaining: example.com/block in 1 resource instances"
-		testsupport.Eventually(t, 30*time.Second, "finalizer conditions", func() (bool, string) {
+		controlplanetest.Eventually(t, 30*time.Second, "finalizer conditions", func() (bool, string) {
 			got, err := s.client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 			if err != nil {
 				return false, err.Error()
@@ -118,7 +118,7 @@ func TestNamespaceController(t *testing.T) {
 		if _, err := s.client.CoreV1().ConfigMaps(ns).Patch(ctx, "blocked", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		testsupport.Eventually(t, 30*time.Second, "namespace deleted after finalizer removal", namespaceGone(t, s, ns))
+		controlplanetest.Eventually(t, 30*time.Second, "namespace deleted after finalizer removal", namespaceGone(t, s, ns))
 		t.Logf("namespace gone %s after the finalizer was removed", time.Since(start))
 	})
 
@@ -135,7 +135,7 @@ func TestNamespaceController(t *testing.T) {
 		if err := s.client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		testsupport.Eventually(t, 60*time.Second, "namespace with 1000 objects deleted", namespaceGone(t, s, ns))
+		controlplanetest.Eventually(t, 60*time.Second, "namespace with 1000 objects deleted", namespaceGone(t, s, ns))
 		t.Logf("namespace with 1000 ConfigMaps gone %s after delete", time.Since(start))
 	})
 }

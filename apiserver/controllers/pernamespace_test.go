@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/devplane/devplane/apiserver/controllers"
-	"github.com/devplane/devplane/apiserver/internal/testsupport"
+	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,8 +47,8 @@ func TestServiceAccountsAndRootCA(t *testing.T) {
 	// Namespaces that existed before the controllers started, and new ones.
 	createNamespace(t, s, "team-a")
 	for _, ns := range []string{"default", "kube-system", "kube-public", "team-a"} {
-		testsupport.Eventually(t, 20*time.Second, "default service account in "+ns, serviceAccountExists(ns))
-		testsupport.Eventually(t, 20*time.Second, "root CA in "+ns, rootCAPublished(ns))
+		controlplanetest.Eventually(t, 20*time.Second, "default service account in "+ns, serviceAccountExists(ns))
+		controlplanetest.Eventually(t, 20*time.Second, "root CA in "+ns, rootCAPublished(ns))
 	}
 
 	if err := s.client.CoreV1().ServiceAccounts("team-a").Delete(ctx, controllers.DefaultServiceAccountName, metav1.DeleteOptions{}); err != nil {
@@ -57,8 +57,8 @@ func TestServiceAccountsAndRootCA(t *testing.T) {
 	if err := s.client.CoreV1().ConfigMaps("team-a").Delete(ctx, controllers.RootCAConfigMapName, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testsupport.Eventually(t, 20*time.Second, "default service account recreated", serviceAccountExists("team-a"))
-	testsupport.Eventually(t, 20*time.Second, "root CA recreated", rootCAPublished("team-a"))
+	controlplanetest.Eventually(t, 20*time.Second, "default service account recreated", serviceAccountExists("team-a"))
+	controlplanetest.Eventually(t, 20*time.Second, "root CA recreated", rootCAPublished("team-a"))
 
 	cm, err := s.client.CoreV1().ConfigMaps("team-a").Get(ctx, controllers.RootCAConfigMapName, metav1.GetOptions{})
 	if err != nil {
@@ -68,14 +68,14 @@ func TestServiceAccountsAndRootCA(t *testing.T) {
 	if _, err := s.client.CoreV1().ConfigMaps("team-a").Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testsupport.Eventually(t, 20*time.Second, "root CA restored", rootCAPublished("team-a"))
+	controlplanetest.Eventually(t, 20*time.Second, "root CA restored", rootCAPublished("team-a"))
 
 	// A terminating namespace gets nothing back (no namespace controller
 	// runs here: the namespace stays Terminating).
 	if err := s.client.CoreV1().Namespaces().Delete(ctx, "team-a", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testsupport.Eventually(t, 20*time.Second, "namespace terminating", func() (bool, string) {
+	controlplanetest.Eventually(t, 20*time.Second, "namespace terminating", func() (bool, string) {
 		ns, err := s.client.CoreV1().Namespaces().Get(ctx, "team-a", metav1.GetOptions{})
 		return err == nil && ns.DeletionTimestamp != nil, fmt.Sprint(err)
 	})

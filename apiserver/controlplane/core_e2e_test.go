@@ -39,7 +39,7 @@ import (
 	"k8s.io/client-go/tools/pager"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/devplane/devplane/apiserver/internal/testsupport"
+	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 	"github.com/devplane/devplane/apiserver/storage"
 )
 
@@ -445,7 +445,7 @@ func TestCoreE2EInformer(t *testing.T) {
 		t.Fatal(err)
 	}
 	events.expect(t, "ADD after-compaction")
-	testsupport.Eventually(t, 30*time.Second, "informer converges after compaction", func() (bool, string) {
+	controlplanetest.Eventually(t, 30*time.Second, "informer converges after compaction", func() (bool, string) {
 		return storeMatchesServer(ctx, cs, inf.GetStore(), ns)
 	})
 	watchErrs.Range(func(k, _ any) bool { t.Logf("informer watch error (recovered): %s", k); return true })
@@ -562,7 +562,7 @@ func TestCoreE2ERestartSameDataDir(t *testing.T) {
 		expectExpired(t, s2, "/api/v1/namespaces/"+ns+"/configmaps", oldRV)
 	})
 	t.Run("informer from before the restart converges", func(t *testing.T) {
-		testsupport.Eventually(t, 60*time.Second, "pre-restart informer converges", func() (bool, string) {
+		controlplanetest.Eventually(t, 60*time.Second, "pre-restart informer converges", func() (bool, string) {
 			return storeMatchesServer(ctx, cs2, oldInf.GetStore(), ns)
 		})
 	})
@@ -1244,7 +1244,7 @@ func TestCoreE2EInformerBehindCompaction(t *testing.T) {
 	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "seen-by-watch"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testsupport.Eventually(t, 15*time.Second, "informer sees the first configmaps", func() (bool, string) {
+	controlplanetest.Eventually(t, 15*time.Second, "informer sees the first configmaps", func() (bool, string) {
 		return storeMatchesServer(ctx, writer, inf.GetStore(), ns)
 	})
 	time.Sleep(1100 * time.Millisecond)
@@ -1272,7 +1272,7 @@ func TestCoreE2EInformerBehindCompaction(t *testing.T) {
 	}
 	gate.restore()
 
-	testsupport.Eventually(t, 90*time.Second, "informer converges after 410 and relist", func() (bool, string) {
+	controlplanetest.Eventually(t, 90*time.Second, "informer converges after 410 and relist", func() (bool, string) {
 		return storeMatchesServer(ctx, writer, inf.GetStore(), ns)
 	})
 	// Only the 410 of its resumed watch makes the informer list again

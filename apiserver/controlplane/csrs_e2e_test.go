@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/devplane/devplane/apiserver/internal/testsupport"
+	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 )
 
 // newCSR is a PEM certificate request for subject (and names), with its
@@ -201,7 +201,7 @@ func TestCSRSigning(t *testing.T) {
 	issued := func(name string) *certificatesv1.CertificateSigningRequest {
 		t.Helper()
 		var csr *certificatesv1.CertificateSigningRequest
-		testsupport.Eventually(t, 10*time.Second, name+" issued", func() (bool, string) {
+		controlplanetest.Eventually(t, 10*time.Second, name+" issued", func() (bool, string) {
 			var err error
 			csr, err = csrs.Get(ctx, name, metav1.GetOptions{})
 			return err == nil && len(csr.Status.Certificate) > 0, ""
@@ -210,7 +210,7 @@ func TestCSRSigning(t *testing.T) {
 	}
 	failed := func(name, message string) {
 		t.Helper()
-		testsupport.Eventually(t, 10*time.Second, name+" failed", func() (bool, string) {
+		controlplanetest.Eventually(t, 10*time.Second, name+" failed", func() (bool, string) {
 			csr, err := csrs.Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return false, err.Error()

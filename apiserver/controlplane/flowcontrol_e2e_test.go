@@ -10,7 +10,7 @@ import (
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/devplane/devplane/apiserver/internal/testsupport"
+	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 )
 
 func TestFlowControlBootstrap(t *testing.T) {
@@ -37,7 +37,7 @@ func TestFlowControlBootstrap(t *testing.T) {
 		t.Errorf("priority levels %v, want %v", names, wantLevels)
 	}
 	// Each FlowSchema's Dangling condition says its level exists.
-	testsupport.Eventually(t, 30*time.Second, "the bootstrap FlowSchemas, none dangling", func() (bool, string) {
+	controlplanetest.Eventually(t, 30*time.Second, "the bootstrap FlowSchemas, none dangling", func() (bool, string) {
 		schemas, err := cs.FlowcontrolV1().FlowSchemas().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -65,7 +65,7 @@ func TestFlowControlBootstrap(t *testing.T) {
 		Spec: flowcontrolv1.FlowSchemaSpec{PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "nowhere"}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testsupport.Eventually(t, 30*time.Second, "mine to be Dangling", func() (bool, string) {
+	controlplanetest.Eventually(t, 30*time.Second, "mine to be Dangling", func() (bool, string) {
 		fs, err := cs.FlowcontrolV1().FlowSchemas().Get(ctx, "mine", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -78,7 +78,7 @@ func TestFlowControlBootstrap(t *testing.T) {
 	if err := cs.FlowcontrolV1().PriorityLevelConfigurations().Delete(ctx, "catch-all", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testsupport.Eventually(t, 30*time.Second, "catch-all to come back", func() (bool, string) {
+	controlplanetest.Eventually(t, 30*time.Second, "catch-all to come back", func() (bool, string) {
 		pl, err := cs.FlowcontrolV1().PriorityLevelConfigurations().Get(ctx, "catch-all", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()

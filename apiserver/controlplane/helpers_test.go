@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/devplane/devplane/apiserver/controlplane"
-	"github.com/devplane/devplane/apiserver/internal/testsupport"
+	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 )
 
 // started is a devplane running in this test process.
@@ -38,11 +38,11 @@ func startControlPlaneAt(t testing.TB, dataDir string, port int) *started {
 	return startControlPlaneWith(t, controlplane.Options{DataDir: dataDir, Port: port})
 }
 
-// startControlPlaneWith starts devplane with opts over testsupport's
+// startControlPlaneWith starts devplane with opts over controlplanetest's
 // defaults.
 func startControlPlaneWith(t testing.TB, opts controlplane.Options) *started {
 	t.Helper()
-	cp, stop := testsupport.StartDevplane(t, opts)
+	cp, stop := controlplanetest.StartDevplane(t, opts)
 	return &started{cp: cp, stop: stop}
 }
 
@@ -92,14 +92,14 @@ func (s *started) clientset(t testing.TB, protobuf bool) *kubernetes.Clientset {
 // returns its path.
 func (s *started) kubeconfigFile(t testing.TB) string {
 	t.Helper()
-	return testsupport.WriteKubeconfig(t, s.cp)
+	return controlplanetest.WriteKubeconfig(t, s.cp)
 }
 
 // kubectl runs kubectl against the control plane, with extra environment
 // variables env ("K=V").
-func (s *started) kubectl(t testing.TB, env []string, stdin string, args ...string) testsupport.KubectlResult {
+func (s *started) kubectl(t testing.TB, env []string, stdin string, args ...string) controlplanetest.KubectlResult {
 	t.Helper()
-	return testsupport.KubectlRun{Kubeconfig: s.kubeconfigFile(t), Args: args, Stdin: stdin, Env: env}.Run(t)
+	return controlplanetest.KubectlRun{Kubeconfig: s.kubeconfigFile(t), Args: args, Stdin: stdin, Env: env}.Run(t)
 }
 
 // mustKubectl runs kubectl and fails the test unless it exits 0.

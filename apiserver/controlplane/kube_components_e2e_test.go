@@ -27,7 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/devplane/devplane/apiserver/internal/testsupport"
+	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 	"github.com/devplane/devplane/certs"
 )
 
@@ -202,7 +202,7 @@ func TestKubeSchedulerAndControllerManager(t *testing.T) {
 
 	// The deployment and replicaset controllers make three pods; the
 	// scheduler binds each to the node (pods/binding).
-	testsupport.Eventually(t, 90*time.Second, "the Deployment's 3 pods bound to node-a", func() (bool, string) {
+	controlplanetest.Eventually(t, 90*time.Second, "the Deployment's 3 pods bound to node-a", func() (bool, string) {
 		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
 		if err != nil {
 			return false, err.Error()
@@ -226,7 +226,7 @@ func TestKubeSchedulerAndControllerManager(t *testing.T) {
 
 	// The disruption controller computes the PDB's status from those pods
 	// (none is running: no kubelet here, so none is healthy).
-	testsupport.Eventually(t, 60*time.Second, "the PDB's status from the disruption controller", func() (bool, string) {
+	controlplanetest.Eventually(t, 60*time.Second, "the PDB's status from the disruption controller", func() (bool, string) {
 		got, err := cs.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -237,7 +237,7 @@ func TestKubeSchedulerAndControllerManager(t *testing.T) {
 	})
 
 	// The endpointslice controller writes the Service's slice.
-	testsupport.Eventually(t, 60*time.Second, "the Service's EndpointSlice", func() (bool, string) {
+	controlplanetest.Eventually(t, 60*time.Second, "the Service's EndpointSlice", func() (bool, string) {
 		slices, err := cs.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=web"})
 		if err != nil {
 			return false, err.Error()

@@ -16,7 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/devplane/devplane/apiserver/internal/testsupport"
+	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 )
 
 // The resource quota controller fills a new quota's status at once and
@@ -41,7 +41,7 @@ func TestResourceQuotaStatus(t *testing.T) {
 	}
 	used := func(want map[string]string) {
 		t.Helper()
-		testsupport.Eventually(t, 15*time.Second, fmt.Sprintf("status.used %v", want), func() (bool, string) {
+		controlplanetest.Eventually(t, 15*time.Second, fmt.Sprintf("status.used %v", want), func() (bool, string) {
 			q, err := cs.CoreV1().ResourceQuotas("quota-status").Get(ctx, "q", metav1.GetOptions{})
 			if err != nil {
 				return false, err.Error()
@@ -107,7 +107,7 @@ func createQuota(t testing.TB, cs kubernetes.Interface, namespace string, q *cor
 	if _, err := cs.CoreV1().ResourceQuotas(namespace).Create(ctx, q, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testsupport.Eventually(t, 15*time.Second, "quota "+q.Name+" status", func() (bool, string) {
+	controlplanetest.Eventually(t, 15*time.Second, "quota "+q.Name+" status", func() (bool, string) {
 		got, err := cs.CoreV1().ResourceQuotas(namespace).Get(ctx, q.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -119,7 +119,7 @@ func createQuota(t testing.TB, cs kubernetes.Interface, namespace string, q *cor
 // quotaUsed waits until quota name's status.used shows want.
 func quotaUsed(t *testing.T, cs kubernetes.Interface, namespace, name string, want map[string]string) {
 	t.Helper()
-	testsupport.Eventually(t, 15*time.Second, fmt.Sprintf("%s status.used %v", name, want), func() (bool, string) {
+	controlplanetest.Eventually(t, 15*time.Second, fmt.Sprintf("%s status.used %v", name, want), func() (bool, string) {
 		q, err := cs.CoreV1().ResourceQuotas(namespace).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()

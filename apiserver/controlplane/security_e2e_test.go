@@ -25,7 +25,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/devplane/devplane/apiserver/controlplane"
-	"github.com/devplane/devplane/apiserver/internal/testsupport"
+	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 	"github.com/devplane/devplane/apiserver/serviceaccount"
 )
 
@@ -88,7 +88,7 @@ func TestSecurity(t *testing.T) {
 	})
 	alice := identityFor(t, s, "alice", nil)
 	s.kubeconfigFile(t) // in the test's temp dir, not a subtest's
-	kubectlAs := func(t *testing.T, id identity, args ...string) testsupport.KubectlResult {
+	kubectlAs := func(t *testing.T, id identity, args ...string) controlplanetest.KubectlResult {
 		return s.kubectl(t, nil, "", append([]string{"--kubeconfig", id.kubeconfig}, args...)...)
 	}
 
@@ -143,7 +143,7 @@ func TestSecurity(t *testing.T) {
 				Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "alice"}},
 			}, metav1.CreateOptions{})
 		})
-		testsupport.Eventually(t, 10*time.Second, "alice may list pods in x", func() (bool, string) {
+		controlplanetest.Eventually(t, 10*time.Second, "alice may list pods in x", func() (bool, string) {
 			_, err := alice.cs.CoreV1().Pods("x").List(ctx, metav1.ListOptions{})
 			return err == nil, errString(err)
 		})
@@ -173,7 +173,7 @@ func TestSecurity(t *testing.T) {
 			}, metav1.CreateOptions{})
 		})
 		for _, role := range []string{"view", "edit", "admin"} {
-			testsupport.Eventually(t, 10*time.Second, role+" aggregates widgets", func() (bool, string) {
+			controlplanetest.Eventually(t, 10*time.Second, role+" aggregates widgets", func() (bool, string) {
 				cr, err := admin.RbacV1().ClusterRoles().Get(ctx, role, metav1.GetOptions{})
 				if err != nil {
 					return false, err.Error()
@@ -213,7 +213,7 @@ func TestSecurity(t *testing.T) {
 		escalating := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "pod-deleter"},
 			Rules: []rbacv1.PolicyRule{{Verbs: []string{"delete"}, APIGroups: []string{""}, Resources: []string{"pods"}}}}
 		var err error
-		testsupport.Eventually(t, 10*time.Second, "alice's role-author binding applies", func() (bool, string) {
+		controlplanetest.Eventually(t, 10*time.Second, "alice's role-author binding applies", func() (bool, string) {
 			_, err = alice.cs.RbacV1().Roles("x").Create(ctx, escalating, metav1.CreateOptions{})
 			return !strings.Contains(errString(err), "cannot create resource"), errString(err)
 		})
@@ -279,7 +279,7 @@ func TestSecurity(t *testing.T) {
 		})
 		token := strings.TrimSpace(s.mustKubectl(t, "create", "token", "default", "-n", "x"))
 		sa := tokenClient(t, s, token)
-		testsupport.Eventually(t, 10*time.Second, "the service account may list pods", func() (bool, string) {
+		controlplanetest.Eventually(t, 10*time.Second, "the service account may list pods", func() (bool, string) {
 			_, err := sa.CoreV1().Pods("x").List(ctx, metav1.ListOptions{})
 			return err == nil, errString(err)
 		})
@@ -350,7 +350,7 @@ func TestSecurity(t *testing.T) {
 		if err := admin.CoreV1().Secrets("x").Delete(ctx, "anchor", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		testsupport.Eventually(t, 10*time.Second, "the token bound to a deleted secret is refused", func() (bool, string) {
+		controlplanetest.Eventually(t, 10*time.Second, "the token bound to a deleted secret is refused", func() (bool, string) {
 			_, err := bound.CoreV1().Pods("x").List(ctx, metav1.ListOptions{})
 			return apierrors.IsUnauthorized(err), errString(err)
 		})
@@ -372,7 +372,7 @@ func TestSecurity(t *testing.T) {
 		if err := admin.CoreV1().ServiceAccounts("x").Delete(ctx, "default", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		testsupport.Eventually(t, 10*time.Second, "the deleted service account's token is refused", func() (bool, string) {
+		controlplanetest.Eventually(t, 10*time.Second, "the deleted service account's token is refused", func() (bool, string) {
 			_, err := sa.CoreV1().Pods("x").List(ctx, metav1.ListOptions{})
 			return apierrors.IsUnauthorized(err), errString(err)
 		})
@@ -528,7 +528,7 @@ func TestLegacyServiceAccountTokenSecrets(t *testing.T) {
 	}
 	tokenSecret("robot-token", "robot")
 	var secret *corev1.Secret
-	testsupport.Eventually(t, 10*time.Second, "the token secret filled", func() (bool, string) {
+	controlplanetest.Eventually(t, 10*time.Second, "the token secret filled", func() (bool, string) {
 		var err error
 		secret, err = secrets.Get(ctx, "robot-token", metav1.GetOptions{})
 		return err == nil && len(secret.Data[corev1.ServiceAccountTokenKey]) > 0, errString(err)
@@ -560,7 +560,7 @@ func TestLegacyServiceAccountTokenSecrets(t *testing.T) {
 	if _, err := secrets.Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testsupport.Eventually(t, 10*time.Second, "the replaced token refused", func() (bool, string) {
+	controlplanetest.Eventually(t, 10*time.Second, "the replaced token refused", func() (bool, string) {
 		_, err := tokenClient(t, s, token).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 		return apierrors.IsUnauthorized(err), errString(err)
 	})
@@ -569,7 +569,7 @@ func TestLegacyServiceAccountTokenSecrets(t *testing.T) {
 	// when it goes.
 	tokenSecret("nobodys-token", "nobody")
 	tokenSecret("robot-token-2", "robot")
-	testsupport.Eventually(t, 10*time.Second, "the second robot secret filled", func() (bool, string) {
+	controlplanetest.Eventually(t, 10*time.Second, "the second robot secret filled", func() (bool, string) {
 		s, err := secrets.Get(ctx, "robot-token-2", metav1.GetOptions{})
 		return err == nil && len(s.Data[corev1.ServiceAccountTokenKey]) > 0, errString(err)
 	})
@@ -577,7 +577,7 @@ func TestLegacyServiceAccountTokenSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"nobodys-token", "robot-token", "robot-token-2"} {
-		testsupport.Eventually(t, 10*time.Second, name+" deleted", func() (bool, string) {
+		controlplanetest.Eventually(t, 10*time.Second, name+" deleted", func() (bool, string) {
 			_, err := secrets.Get(ctx, name, metav1.GetOptions{})
 			return apierrors.IsNotFound(err), errString(err)
 		})

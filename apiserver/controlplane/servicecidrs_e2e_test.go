@@ -13,7 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/devplane/devplane/apiserver/internal/testsupport"
+	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 )
 
 func TestServiceCIDRAndIPAddresses(t *testing.T) {
@@ -25,7 +25,7 @@ func TestServiceCIDRAndIPAddresses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testsupport.Eventually(t, 30*time.Second, "the default ServiceCIDR, Ready", func() (bool, string) {
+	controlplanetest.Eventually(t, 30*time.Second, "the default ServiceCIDR, Ready", func() (bool, string) {
 		cidr, err := cs.NetworkingV1().ServiceCIDRs().Get(ctx, "kubernetes", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -48,7 +48,7 @@ func TestServiceCIDRAndIPAddresses(t *testing.T) {
 		t.Fatal(err)
 	}
 	ip := svc.Spec.ClusterIP
-	testsupport.Eventually(t, 30*time.Second, "the Service's IPAddress", func() (bool, string) {
+	controlplanetest.Eventually(t, 30*time.Second, "the Service's IPAddress", func() (bool, string) {
 		addr, err := cs.NetworkingV1().IPAddresses().Get(ctx, ip, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -61,7 +61,7 @@ func TestServiceCIDRAndIPAddresses(t *testing.T) {
 	if err := cs.CoreV1().Services(ns).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testsupport.Eventually(t, 30*time.Second, "the released IPAddress gone", func() (bool, string) {
+	controlplanetest.Eventually(t, 30*time.Second, "the released IPAddress gone", func() (bool, string) {
 		_, err := cs.NetworkingV1().IPAddresses().Get(ctx, ip, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})

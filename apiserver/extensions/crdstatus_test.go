@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/devplane/devplane/apiserver/internal/testsupport"
+	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 )
 
 // A CRD's status write may change its metadata, finalizers and labels
@@ -54,7 +54,7 @@ func TestCRDStatusWritesFinalizersAndDeletion(t *testing.T) {
 	// The controller removes its cleanup finalizer (through /status); ours
 	// keeps the CRD.
 	var held *apiextensionsv1.CustomResourceDefinition
-	testsupport.Eventually(t, 10*time.Second, "cleanup finalizer removed", func() (bool, string) {
+	controlplanetest.Eventually(t, 10*time.Second, "cleanup finalizer removed", func() (bool, string) {
 		cur, err := crds.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -66,7 +66,7 @@ func TestCRDStatusWritesFinalizersAndDeletion(t *testing.T) {
 	if _, err := crds.UpdateStatus(ctx, held, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
-	testsupport.Eventually(t, 10*time.Second, "CRD gone", func() (bool, string) {
+	controlplanetest.Eventually(t, 10*time.Second, "CRD gone", func() (bool, string) {
 		_, err := crds.Get(ctx, name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), ""
 	})

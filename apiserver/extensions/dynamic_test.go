@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 
-	"github.com/devplane/devplane/apiserver/internal/testsupport"
+	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 )
 
 var crontabs = schema.GroupVersionResource{Group: "stable.example.com", Version: "v1", Resource: "crontabs"}
@@ -44,7 +44,7 @@ func TestDynamicClientCRUDAndWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testsupport.Eventually(t, 10*time.Second, "crontabs in discovery", func() (bool, string) {
+	controlplanetest.Eventually(t, 10*time.Second, "crontabs in discovery", func() (bool, string) {
 		_, lists, err := dc.ServerGroupsAndResources()
 		if err != nil {
 			return false, err.Error()

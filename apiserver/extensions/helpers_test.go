@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/devplane/devplane/apiserver/controlplane"
-	"github.com/devplane/devplane/apiserver/internal/testsupport"
+	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 )
 
 type devplane struct {
@@ -28,13 +28,13 @@ type devplane struct {
 // start runs a devplane for the test and waits until it is ready.
 func start(t testing.TB) *devplane {
 	t.Helper()
-	cp, _ := testsupport.StartDevplane(t, controlplane.Options{Name: "t"})
-	return &devplane{cp: cp, config: cp.RESTConfig(), kubeconfig: testsupport.WriteKubeconfig(t, cp)}
+	cp, _ := controlplanetest.StartDevplane(t, controlplane.Options{Name: "t"})
+	return &devplane{cp: cp, config: cp.RESTConfig(), kubeconfig: controlplanetest.WriteKubeconfig(t, cp)}
 }
 
-func (d *devplane) kubectl(t *testing.T, stdin string, args ...string) testsupport.KubectlResult {
+func (d *devplane) kubectl(t *testing.T, stdin string, args ...string) controlplanetest.KubectlResult {
 	t.Helper()
-	return testsupport.KubectlRun{Kubeconfig: d.kubeconfig, Args: args, Stdin: stdin}.Run(t)
+	return controlplanetest.KubectlRun{Kubeconfig: d.kubeconfig, Args: args, Stdin: stdin}.Run(t)
 }
 
 func (d *devplane) mustKubectl(t *testing.T, stdin string, args ...string) string {
@@ -89,7 +89,7 @@ func readCRD(t testing.TB, name string) *apiextensionsv1.CustomResourceDefinitio
 func waitEstablished(t testing.TB, c *apiextclient.Clientset, name string) *apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
 	var crd *apiextensionsv1.CustomResourceDefinition
-	testsupport.Eventually(t, 10*time.Second, "CRD "+name+" established", func() (bool, string) {
+	controlplanetest.Eventually(t, 10*time.Second, "CRD "+name+" established", func() (bool, string) {
 		got, err := c.ApiextensionsV1().CustomResourceDefinitions().Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/devplane/devplane/apiserver/internal/testsupport"
+	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 )
 
 const widgetCRD = `apiVersion: apiextensions.k8s.io/v1
@@ -39,7 +39,7 @@ func TestCRDNameConflictWithKubectl(t *testing.T) {
 	d.mustKubectl(t, "", "wait", "--for", "condition=established", "--timeout=10s", "crd/widgets.toys.example.com")
 	d.mustKubectl(t, strings.ReplaceAll(widgetCRD, "%s", "gizmos"), "apply", "-f", "-")
 	var names string
-	testsupport.Eventually(t, 10*time.Second, "NamesAccepted=False on the conflicting CRD", func() (bool, string) {
+	controlplanetest.Eventually(t, 10*time.Second, "NamesAccepted=False on the conflicting CRD", func() (bool, string) {
 		names = crdCondition(t, d, "gizmos.toys.example.com", "NamesAccepted")
 		return strings.HasPrefix(names, "False "), names
 	})
@@ -87,7 +87,7 @@ func TestCRDTerminatingWithKubectl(t *testing.T) {
 	}
 
 	d.mustKubectl(t, "", "delete", "crd", "crontabs.stable.example.com", "--wait=false")
-	testsupport.Eventually(t, 10*time.Second, "Terminating=True", func() (bool, string) {
+	controlplanetest.Eventually(t, 10*time.Second, "Terminating=True", func() (bool, string) {
 		got := crdCondition(t, d, "crontabs.stable.example.com", "Terminating")
 		return strings.HasPrefix(got, "True InstanceDeletionInProgress"), got
 	})
@@ -101,15 +101,15 @@ func TestCRDTerminatingWithKubectl(t *testing.T) {
 	}
 	d.mustKubectl(t, "", "patch", "ct", "held", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
 
-	testsupport.Eventually(t, 10*time.Second, "CRD gone", func() (bool, string) {
+	controlplanetest.Eventually(t, 10*time.Second, "CRD gone", func() (bool, string) {
 		r := d.kubectl(t, "", "get", "crd", "crontabs.stable.example.com")
 		return r.Code != 0 && strings.Contains(r.Stderr, "NotFound"), r.Stdout + r.Stderr
 	})
-	testsupport.Eventually(t, 10*time.Second, "crontabs gone from api-resources", func() (bool, string) {
+	controlplanetest.Eventually(t, 10*time.Second, "crontabs gone from api-resources", func() (bool, string) {
 		out := d.mustKubectl(t, "", "api-resources")
 		return !strings.Contains(out, "stable.example.com"), out
 	})
-	testsupport.Eventually(t, 10*time.Second, "crontabs gone from /openapi/v3", func() (bool, string) {
+	controlplanetest.Eventually(t, 10*time.Second, "crontabs gone from /openapi/v3", func() (bool, string) {
 		idx := openAPIV3Index(t, d)
 		return !strings.Contains(idx, openapiPath), idx
 	})

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/devplane/devplane/apiserver/internal/testsupport"
+	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 )
 
 const invalidCronTab = `apiVersion: stable.example.com/v1
@@ -137,7 +137,7 @@ func TestCRDLifecycleWithKubectl(t *testing.T) {
 	// Re-creating it finds no leftover custom resources.
 	d.mustKubectl(t, "", "apply", "-f", "testdata/crontab-crd.yaml")
 	d.mustKubectl(t, "", "wait", "--for", "condition=established", "--timeout=10s", "crd/crontabs.stable.example.com")
-	testsupport.Eventually(t, 10*time.Second, "empty crontabs after re-creating the CRD", func() (bool, string) {
+	controlplanetest.Eventually(t, 10*time.Second, "empty crontabs after re-creating the CRD", func() (bool, string) {
 		r := d.kubectl(t, "", "get", "crontabs", "-A", "-o", "name")
 		return r.Code == 0 && strings.TrimSpace(r.Stdout) == "", r.Stdout + r.Stderr
 	})

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 
-	"github.com/devplane/devplane/apiserver/internal/testsupport"
+	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 )
 
 var collectors = schema.GroupVersionResource{Group: largeCRDGroup, Version: "v1", Resource: "collectors"}
@@ -103,7 +103,7 @@ func TestLargeCRDWithKubectl(t *testing.T) {
 	d.mustKubectl(t, "", "delete", "crd", largeCRDName, "--timeout=30s")
 	d.mustKubectl(t, manifest, "create", "-f", "-")
 	d.mustKubectl(t, "", "wait", "--for", "condition=established", "--timeout=30s", "crd/"+largeCRDName)
-	testsupport.Eventually(t, 10*time.Second, "the re-created large CRD serves custom resources", func() (bool, string) {
+	controlplanetest.Eventually(t, 10*time.Second, "the re-created large CRD serves custom resources", func() (bool, string) {
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "telemetry.example.io/v1", "kind": "Collector",
 			"metadata": map[string]any{"name": "again"}, "spec": map[string]any{"name": "again"}}}
 		_, err := d.dynamic(t).Resource(collectors).Namespace("default").Create(context.Background(), u, metav1.CreateOptions{})

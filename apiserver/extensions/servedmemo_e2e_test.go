@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/devplane/devplane/apiserver/internal/testsupport"
+	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 )
 
 // Lists and watches reuse each object's served form (pruned, defaulted):
@@ -53,7 +53,7 @@ func TestServedFormsFollowUpdatesAndSchemaChanges(t *testing.T) {
 	if _, err := dyn.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testsupport.Eventually(t, 10*time.Second, "updated replicas listed", func() (bool, string) {
+	controlplanetest.Eventually(t, 10*time.Second, "updated replicas listed", func() (bool, string) {
 		spec := listed()
 		return spec["replicas"] == int64(3), fmt.Sprint(spec)
 	})
@@ -69,7 +69,7 @@ func TestServedFormsFollowUpdatesAndSchemaChanges(t *testing.T) {
 	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Update(ctx, crd, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testsupport.Eventually(t, 10*time.Second, "the new default listed", func() (bool, string) {
+	controlplanetest.Eventually(t, 10*time.Second, "the new default listed", func() (bool, string) {
 		spec := listed()
 		return spec["timezone"] == "UTC" && spec["replicas"] == int64(3), fmt.Sprint(spec)
 	})

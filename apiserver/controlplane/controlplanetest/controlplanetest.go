@@ -1,8 +1,8 @@
-// Package testsupport is the scaffolding devplane's own tests share: a real
+// Package controlplanetest is the scaffolding devplane's own tests share: a real
 // devplane started in the test process, kubectl pointed at it, and bounded
 // polling. Only tests import it; it is a normal package so that the external
 // test packages (package x_test) of several packages can.
-package testsupport
+package controlplanetest
 
 import (
 	"bytes"
