@@ -18,6 +18,7 @@ import (
 	"github.com/devplane/devplane/apiserver/internal/testetcd"
 	"github.com/devplane/devplane/apiserver/printers"
 	"github.com/devplane/devplane/apiserver/registry"
+	"github.com/devplane/devplane/apiserver/registry/strategies"
 	"github.com/devplane/devplane/apiserver/storage"
 	"github.com/devplane/devplane/embedded"
 )
@@ -33,7 +34,8 @@ func TestMain(m *testing.M) {
 		testEtcd = etcd
 		reg := registry.New()
 		for _, k := range builtin.Kinds() {
-			res := registry.NewResourceFromBuiltin(k, storage.NewStore(etcd.Client(), registry.StorageConfig(k)))
+			res := registry.NewResourceFromBuiltin(k, storage.NewStore(etcd.Client(), registry.StorageConfig(k)),
+				strategies.For(k.GroupVersion.WithResource(k.Resource).GroupResource()))
 			reg.Add(res)
 		}
 		testServer = httptest.NewServer(NewAPIHandler(reg, Options{

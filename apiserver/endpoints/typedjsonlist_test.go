@@ -26,6 +26,7 @@ import (
 	"github.com/devplane/devplane/apiserver/builtin"
 	"github.com/devplane/devplane/apiserver/printers"
 	"github.com/devplane/devplane/apiserver/registry"
+	"github.com/devplane/devplane/apiserver/registry/strategies"
 	"github.com/devplane/devplane/apiserver/storage"
 )
 
@@ -130,7 +131,7 @@ func TestJSONListFromCachedItemsMatches(t *testing.T) {
 		}
 		t.Cleanup(cacher.Stop)
 		cachers[k.Resource] = cacher
-		reg.Add(registry.NewResourceFromBuiltin(k, cacher))
+		reg.Add(registry.NewResourceFromBuiltin(k, cacher, strategies.For(k.GroupVersion.WithResource(k.Resource).GroupResource())))
 	}
 	srv := httptest.NewServer(NewAPIHandler(reg, Options{Scheme: builtin.Scheme, Codecs: builtin.Codecs,
 		Tables: func(gr schema.GroupResource) registry.TableConvertor { return printers.For(gr) }}))
