@@ -165,6 +165,7 @@ func (m *Machinery) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	k.api = admin
 	m.mu.Lock()
 	m.kubelet = k
 	m.mu.Unlock()

@@ -1,0 +1,135 @@
+package controlplane_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilptr "k8s.io/utils/ptr"
+)
+
+// terminated is the container's terminated state, nil while it runs.
+func terminated(p *corev1.Pod, container string) *corev1.ContainerStateTerminated {
+	for _, s := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+		if s.Name == container {
+			return s.State.Terminated
+		}
+	}
+	return nil
+}
+
+// A container whose command the sandbox interprets runs it: its state
+// follows the script, exit code and all.
+func TestKubeletRunsInterpretedCommands(t *testing.T) {
+	s, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	pods := cs.CoreV1().Pods("default")
+
+	s.mustKubectl(t, "run", "t", "--image=busybox", "--restart=Never", "--", "sh", "-c", "echo hello; sleep 2; exit 3")
+	p := waitPod(t, cs, "default", "t", "Failed", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	term := terminated(p, "t")
+	if term == nil || term.ExitCode != 3 || term.Reason != "Error" {
+		t.Fatalf("terminated state %+v, want exit code 3, reason Error", term)
+	}
+	if d := term.FinishedAt.Sub(term.StartedAt.Time); d < time.Second || d > 4*time.Second {
+		t.Errorf("ran %s, want about 2s (the script's sleep)", d)
+	}
+
+	// The environment and mounted volumes are the pod's: a configMap as
+	// files and variables, an emptyDir shared with an init container
+	// that ran first.
+	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg"},
+		Data: map[string]string{"color": "blue"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	check := boundPod("check", func(p *corev1.Pod) {
+		p.Spec.RestartPolicy = corev1.RestartPolicyNever
+		p.Spec.Volumes = []corev1.Volume{
+			{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}},
+			{Name: "shared", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		}
+		p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox", Command: []string{"sh", "-c", "echo ready > /shared/mark"},
+			VolumeMounts: []corev1.VolumeMount{{Name: "shared", MountPath: "/shared"}}}}
+		p.Spec.Containers[0] = corev1.Container{Name: "app", Image: "busybox",
+			Command: []string{"sh", "-c", `test "$(cat /etc/cfg/color)" = blue && test "$COLOR" = blue && test "$(cat /shared/mark)" = ready && test -s /var/run/secrets/kubernetes.io/serviceaccount/token`},
+			Env: []corev1.EnvVar{{Name: "COLOR", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}, Key: "color"}}}},
+			VolumeMounts: []corev1.VolumeMount{{Name: "cfg", MountPath: "/etc/cfg"}, {Name: "shared", MountPath: "/shared"}}}
+	})
+	if _, err := pods.Create(ctx, check, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p = waitPod(t, cs, "default", "check", "finished", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	})
+	if p.Status.Phase != corev1.PodSucceeded {
+		t.Errorf("check pod %s: %+v", p.Status.Phase, p.Status.ContainerStatuses)
+	}
+
+	// A failing init container fails a pod that does not restart.
+	initFails := boundPod("init-fails", func(p *corev1.Pod) {
+		p.Spec.RestartPolicy = corev1.RestartPolicyNever
+		p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox", Command: []string{"sh", "-c", "exit 7"}}}
+	})
+	if _, err := pods.Create(ctx, initFails, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p = waitPod(t, cs, "default", "init-fails", "Failed", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	if term := terminated(p, "init"); term == nil || term.ExitCode != 7 || p.Status.ContainerStatuses[0].State.Running != nil {
+		t.Errorf("init container %+v, app %+v", p.Status.InitContainerStatuses, p.Status.ContainerStatuses)
+	}
+
+	// Deletion sends SIGTERM: a script that traps it ends at once, not
+	// after the grace period.
+	s.mustKubectl(t, "run", "trapper", "--image=busybox", "--", "sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done")
+	waitPod(t, cs, "default", "trapper", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	start := time.Now()
+	if err := pods.Delete(ctx, "trapper", metav1.DeleteOptions{GracePeriodSeconds: utilptr.To[int64](20)}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, "trapper to be deleted", func(ctx context.Context) (bool, error) {
+		_, err := pods.Get(ctx, "trapper", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("deletion took %s: SIGTERM's trap did not end the container", d)
+	}
+}
+
+// Jobs succeed and fail as their pods' scripts say.
+func TestKubeletIndexedJobFailsOddIndexes(t *testing.T) {
+	_, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "odd"}, Spec: batchv1.JobSpec{
+		Completions: utilptr.To[int32](4), Parallelism: utilptr.To[int32](4),
+		CompletionMode:       utilptr.To(batchv1.IndexedCompletion),
+		BackoffLimitPerIndex: utilptr.To[int32](0), MaxFailedIndexes: utilptr.To[int32](4),
+		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "work", Image: "busybox",
+				Command: []string{"sh", "-c", "exit $((JOB_COMPLETION_INDEX % 2))"}}}}},
+	}}
+	if _, err := cs.BatchV1().Jobs("default").Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var last *batchv1.Job
+	waitFor(t, 60*time.Second, "the job to fail", func(ctx context.Context) (bool, error) {
+		j, err := cs.BatchV1().Jobs("default").Get(ctx, "odd", metav1.GetOptions{})
+		last = j
+		if err != nil {
+			return false, err
+		}
+		for _, c := range j.Status.Conditions {
+			if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if last.Status.CompletedIndexes != "0,2" || utilptr.Deref(last.Status.FailedIndexes, "") != "1,3" {
+		t.Errorf("completed %q failed %q, want 0,2 and 1,3", last.Status.CompletedIndexes, utilptr.Deref(last.Status.FailedIndexes, ""))
+	}
+}
