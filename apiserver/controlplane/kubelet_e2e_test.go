@@ -2,6 +2,8 @@ package controlplane_test
 
 import (
 	"context"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,6 +39,9 @@ func TestKubeletRunsInterpretedCommands(t *testing.T) {
 	}
 	if d := term.FinishedAt.Sub(term.StartedAt.Time); d < time.Second || d > 4*time.Second {
 		t.Errorf("ran %s, want about 2s (the script's sleep)", d)
+	}
+	if out := s.mustKubectl(t, "logs", "t"); out != "hello\n" {
+		t.Errorf("kubectl logs t = %q, want hello", out)
 	}
 
 	// The environment and mounted volumes are the pod's: a configMap as
@@ -131,5 +136,73 @@ func TestKubeletIndexedJobFailsOddIndexes(t *testing.T) {
 	})
 	if last.Status.CompletedIndexes != "0,2" || utilptr.Deref(last.Status.FailedIndexes, "") != "1,3" {
 		t.Errorf("completed %q failed %q, want 0,2 and 1,3", last.Status.CompletedIndexes, utilptr.Deref(last.Status.FailedIndexes, ""))
+	}
+}
+
+// kubectl logs reads what an interpreted container wrote, with the
+// kubelet's options and errors.
+func TestKubeletContainerLogs(t *testing.T) {
+	s, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	pods := cs.CoreV1().Pods("default")
+	s.mustKubectl(t, "run", "lines", "--image=busybox", "--restart=Never", "--",
+		"sh", "-c", "for i in 1 2 3 4 5; do echo line $i; done; sleep 2; echo end >&2")
+	waitPod(t, cs, "default", "lines", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	waitFor(t, 10*time.Second, "five lines", func(context.Context) (bool, error) {
+		return strings.Count(s.mustKubectl(t, "logs", "lines"), "\n") == 5, nil
+	})
+	if out := s.mustKubectl(t, "logs", "lines", "--tail=2"); out != "line 4\nline 5\n" {
+		t.Errorf("--tail=2: %q", out)
+	}
+	if out := s.mustKubectl(t, "logs", "lines", "--limit-bytes=6"); out != "line 1" {
+		t.Errorf("--limit-bytes=6: %q", out)
+	}
+	if out := s.mustKubectl(t, "logs", "lines", "--tail=1", "--timestamps"); !regexp.MustCompile(`^\d{4}-\d\d-\d\dT[0-9:.]+Z line 5\n$`).MatchString(out) {
+		t.Errorf("--timestamps: %q", out)
+	}
+	// -f follows until the container ends, stderr included.
+	if out := s.mustKubectl(t, "logs", "-f", "lines"); !strings.HasSuffix(out, "line 5\nend\n") {
+		t.Errorf("-f: %q", out)
+	}
+	if r := s.kubectl(t, nil, "", "logs", "lines", "--previous"); r.Code == 0 ||
+		!strings.Contains(r.Stderr, `previous terminated container "lines" in pod "lines" not found`) {
+		t.Errorf("--previous without a restart: exit %d, %s", r.Code, r.Stderr)
+	}
+
+	// --previous after a restart is the run before.
+	s.mustKubectl(t, "run", "again", "--image=busybox", "--restart=OnFailure", "--", "sh", "-c", "echo run; exit 1")
+	waitPod(t, cs, "default", "again", "restarted", func(p *corev1.Pod) bool {
+		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].RestartCount >= 1
+	})
+	if out := s.mustKubectl(t, "logs", "again", "--previous"); out != "run\n" {
+		t.Errorf("--previous: %q", out)
+	}
+
+	// kube's errors: no container named among several, one waiting for
+	// its configuration, one that is not interpreted.
+	two := boundPod("two", func(p *corev1.Pod) {
+		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "side", Image: "busybox", Command: []string{"sleep", "3600"},
+			Env: []corev1.EnvVar{{Name: "X", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "missing"}, Key: "x"}}}}})
+	})
+	if _, err := pods.Create(ctx, two, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, cs, "default", "two", "with statuses", func(p *corev1.Pod) bool { return len(p.Status.ContainerStatuses) == 2 })
+	// (kubectl picks the first container itself; the API does not.)
+	if raw, err := pods.GetLogs("two", &corev1.PodLogOptions{}).Do(ctx).Raw(); err == nil ||
+		!strings.Contains(string(raw), "a container name must be specified for pod two, choose one of: [app side]") {
+		t.Errorf("logs without a container name: %v, %q", err, raw)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"logs", "two", "-c", "side"}, `container "side" in pod "two" is waiting to start: CreateContainerConfigError`},
+		{[]string{"logs", "two", "-c", "app"}, `container "app" in pod "two" does not run in devplane's sandbox`},
+	} {
+		if r := s.kubectl(t, nil, "", tc.args...); r.Code == 0 || !strings.Contains(r.Stderr, tc.want) {
+			t.Errorf("kubectl %v: exit %d, %q; want %q", tc.args, r.Code, r.Stderr, tc.want)
+		}
 	}
 }

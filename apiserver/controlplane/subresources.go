@@ -8,6 +8,7 @@ package controlplane
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -40,6 +41,21 @@ func connect(store *registry.Store, kind string, verbs []string, answer func(nam
 	}
 }
 
+// stream makes a connect-style subresource answered by serve with the
+// request itself, once the pod exists (the simulated kubelets' logs and
+// exec sessions).
+func stream(store *registry.Store, kind string, verbs []string, serve func(http.ResponseWriter, *http.Request, *corev1.Pod) error) *registry.ConnectSubresource {
+	c := connect(store, kind, verbs, nil)
+	c.Stream = func(w http.ResponseWriter, r *http.Request, namespace, name string) error {
+		obj, err := store.Get(r.Context(), namespace, name, metav1.GetOptions{ResourceVersion: "0"})
+		if err != nil {
+			return err
+		}
+		return serve(w, r, obj.(*corev1.Pod))
+	}
+	return c
+}
+
 var (
 	proxyVerbs  = []string{"create", "delete", "get", "patch", "update"}
 	streamVerbs = []string{"create", "get"}
@@ -60,8 +76,11 @@ func (cp *ControlPlane) installPodSubresources() {
 	if pods, ok := cp.CoreRegistry.Lookup("", "v1", "pods"); ok && pods.Store != nil {
 		s := pods.Store
 		withSubresources("pods", map[string]*registry.ConnectSubresource{
-			"log": connect(s, "Pod", []string{"get"}, func(_, name string) error {
-				return noRuntime(fmt.Sprintf("pod %q has no container logs", name))
+			"log": stream(s, "Pod", []string{"get"}, func(w http.ResponseWriter, r *http.Request, pod *corev1.Pod) error {
+				if cp.workloads == nil {
+					return noRuntime(fmt.Sprintf("pod %q has no container logs", pod.Name))
+				}
+				return cp.workloads.ServeLog(w, r, pod)
 			}),
 			"exec": connect(s, "PodExecOptions", streamVerbs, func(_, name string) error {
 				return noRuntime(fmt.Sprintf("cannot exec into pod %q", name))

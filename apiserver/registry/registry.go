@@ -7,6 +7,7 @@ import (
 	"github.com/devplane/devplane/apiserver/patch"
 
 	"context"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -133,6 +134,10 @@ type ConnectSubresource struct {
 	Kind  schema.GroupVersionKind // what discovery names
 	Verbs []string
 	Serve func(ctx context.Context, namespace, name string) error
+	// Stream, when set, answers instead of Serve with the request itself
+	// (its options are in its query): a log or an exec session. An error
+	// it returns before writing anything is written as a Status.
+	Stream func(w http.ResponseWriter, r *http.Request, namespace, name string) error
 }
 
 // SubresourceUpdate makes the object stored by an update of one
