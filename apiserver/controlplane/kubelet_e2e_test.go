@@ -206,3 +206,45 @@ func TestKubeletContainerLogs(t *testing.T) {
 		}
 	}
 }
+
+// kubectl exec runs commands in an interpreted container's sandbox, over
+// websockets and, falling back, SPDY.
+func TestKubeletExec(t *testing.T) {
+	s, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg"},
+		Data: map[string]string{"key": "the value"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := boundPod("box", func(p *corev1.Pod) {
+		p.Spec.Volumes = []corev1.Volume{{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}}}
+		p.Spec.Containers[0] = corev1.Container{Name: "app", Image: "busybox", Command: []string{"sleep", "3600"},
+			VolumeMounts: []corev1.VolumeMount{{Name: "cfg", MountPath: "/etc/cfg"}}}
+	})
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, cs, "default", "box", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	for _, env := range [][]string{nil, {"KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false"}} {
+		r := s.kubectl(t, env, "", "exec", "box", "--", "cat", "/etc/cfg/key")
+		if r.Code != 0 || r.Stdout != "the value" {
+			t.Errorf("%v exec cat: exit %d, %q, %s", env, r.Code, r.Stdout, r.Stderr)
+		}
+		if r := s.kubectl(t, env, "", "exec", "box", "--", "sh", "-c", "exit 3"); r.Code != 3 {
+			t.Errorf("%v exec exit 3: exit %d, %s", env, r.Code, r.Stderr)
+		}
+		r = s.kubectl(t, env, "echo one > /tmp/f\ncat /tmp/f\nhostname\n", "exec", "-i", "box", "--", "sh")
+		if r.Code != 0 || r.Stdout != "one\nbox\n" {
+			t.Errorf("%v exec -i sh: exit %d, %q, %s", env, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	// A container that is not interpreted says so.
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, boundPod("web", nil), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, cs, "default", "web", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	if r := s.kubectl(t, nil, "", "exec", "web", "--", "true"); r.Code == 0 || !strings.Contains(r.Stderr, "does not run in devplane's sandbox") {
+		t.Errorf("exec into nginx: exit %d, %s", r.Code, r.Stderr)
+	}
+}

@@ -82,8 +82,11 @@ func (cp *ControlPlane) installPodSubresources() {
 				}
 				return cp.workloads.ServeLog(w, r, pod)
 			}),
-			"exec": connect(s, "PodExecOptions", streamVerbs, func(_, name string) error {
-				return noRuntime(fmt.Sprintf("cannot exec into pod %q", name))
+			"exec": stream(s, "PodExecOptions", streamVerbs, func(w http.ResponseWriter, r *http.Request, pod *corev1.Pod) error {
+				if cp.workloads == nil {
+					return noRuntime(fmt.Sprintf("cannot exec into pod %q", pod.Name))
+				}
+				return cp.workloads.ServeExec(w, r, pod)
 			}),
 			"attach": connect(s, "PodAttachOptions", streamVerbs, func(_, name string) error {
 				return noRuntime(fmt.Sprintf("cannot attach to pod %q", name))

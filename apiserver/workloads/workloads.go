@@ -61,6 +61,8 @@ type Machinery struct {
 	nodes   []*simNode
 	kubelet *kubelet
 	status  Status
+
+	execState
 }
 
 // Status is what the dashboard shows.
