@@ -248,3 +248,46 @@ func TestKubeletExec(t *testing.T) {
 		t.Errorf("exec into nginx: exit %d, %s", r.Code, r.Stderr)
 	}
 }
+
+// Exec probes run in the container's sandbox: a failing readiness probe
+// keeps the pod unready until it passes; a failing liveness probe
+// restarts the container.
+func TestKubeletExecProbes(t *testing.T) {
+	s, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	probe := func(cmd string) *corev1.Probe {
+		return &corev1.Probe{PeriodSeconds: 1, FailureThreshold: 1,
+			ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", cmd}}}}
+	}
+	pod := boundPod("probed", func(p *corev1.Pod) {
+		p.Spec.Containers[0] = corev1.Container{Name: "app", Image: "busybox",
+			Command:        []string{"sh", "-c", "touch /tmp/alive; sleep 3600"},
+			ReadinessProbe: probe("test -f /tmp/ready"),
+			LivenessProbe:  probe("test -f /tmp/alive")}
+	})
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, cs, "default", "probed", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	// Several probe periods pass: still unready.
+	time.Sleep(2500 * time.Millisecond)
+	p, err := cs.CoreV1().Pods("default").Get(ctx, "probed", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if podCondition(p, corev1.PodReady) != corev1.ConditionFalse || p.Status.ContainerStatuses[0].RestartCount != 0 {
+		t.Fatalf("before /tmp/ready: Ready=%s, restarts %d", podCondition(p, corev1.PodReady), p.Status.ContainerStatuses[0].RestartCount)
+	}
+	s.mustKubectl(t, "exec", "probed", "--", "touch", "/tmp/ready")
+	waitPod(t, cs, "default", "probed", "Ready", func(p *corev1.Pod) bool { return podCondition(p, corev1.PodReady) == corev1.ConditionTrue })
+
+	s.mustKubectl(t, "exec", "probed", "--", "rm", "/tmp/alive")
+	p = waitPod(t, cs, "default", "probed", "restarted", func(p *corev1.Pod) bool { return p.Status.ContainerStatuses[0].RestartCount == 1 })
+	if last := p.Status.ContainerStatuses[0].LastTerminationState.Terminated; last == nil || last.ExitCode != 137 {
+		t.Errorf("last termination %+v, want exit code 137", last)
+	}
+	waitFor(t, 10*time.Second, "the kubelet's liveness events", func(ctx context.Context) (bool, error) {
+		events, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=probed,reason=Killing"})
+		return err == nil && len(events.Items) == 1 && events.Items[0].Message == "Container app failed liveness probe, will be restarted", err
+	})
+}

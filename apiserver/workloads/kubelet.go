@@ -384,9 +384,7 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, e
 			if cs.State.Running == nil {
 				k.start(pod, &cs, now, initPath(c.Name), events)
 			}
-			started := k.startedAt(pod, &cs)
-			cs.Started = ptr.To(probePassed(c.StartupProbe, started, now, soon))
-			cs.Ready = *cs.Started && readyAt(c, started, now, soon)
+			k.probe(pod, c, &cs, initPath(c.Name), now, soon)
 			if !*cs.Started {
 				// The next init container waits for the sidecar to start.
 				initDone = false
@@ -602,9 +600,7 @@ func (k *kubelet) stepContainer(pod *corev1.Pod, c *corev1.Container, cs *corev1
 	cs.Started = ptr.To(false)
 	cs.Ready = false
 	if cs.State.Running != nil {
-		started := k.startedAt(pod, cs)
-		cs.Started = ptr.To(probePassed(c.StartupProbe, started, now, soon))
-		cs.Ready = *cs.Started && readyAt(c, started, now, soon)
+		k.probe(pod, c, cs, path, now, soon)
 	}
 }
 
@@ -616,10 +612,26 @@ func backOff(restarts int32) time.Duration {
 	return min(d, crashLoopMaxBackOff)
 }
 
-// readyAt: a container without a readiness probe is ready once running;
-// with one, once the probe's initial delay has passed.
-func readyAt(c *corev1.Container, started, now time.Time, soon func(time.Time)) bool {
-	return probePassed(c.ReadinessProbe, started, now, soon)
+// probe sets a running container's started and ready from its probes
+// (without a readiness probe, a started container is ready), and kills
+// it when its liveness probe failed.
+func (k *kubelet) probe(pod *corev1.Pod, c *corev1.Container, cs *corev1.ContainerStatus, path string, now time.Time, soon func(time.Time)) {
+	node := k.ours(pod)
+	started := k.startedAt(pod, cs)
+	cs.Started = ptr.To(k.probeResult(node, pod, c, cs, path, "Startup", c.StartupProbe, started, now, soon))
+	if !*cs.Started {
+		cs.Ready = false
+		return
+	}
+	if !k.probeResult(node, pod, c, cs, path, "Liveness", c.LivenessProbe, started, now, soon) {
+		if p := k.runtimes.get(pod.UID); p != nil {
+			if run := p.run(path, cs.RestartCount); run != nil {
+				node.emit(pod, []podEvent{{path: path, reason: "Killing", message: fmt.Sprintf("Container %s failed liveness probe, will be restarted", c.Name)}})
+				run.Kill()
+			}
+		}
+	}
+	cs.Ready = k.probeResult(node, pod, c, cs, path, "Readiness", c.ReadinessProbe, started, now, soon)
 }
 
 func probePassed(p *corev1.Probe, started, now time.Time, soon func(time.Time)) bool {

@@ -66,6 +66,7 @@ type podRuntime struct {
 	mu      sync.Mutex
 	volumes map[string]sandbox.Mount // by volume name, made on first start
 	runs    map[string]*containerRuns
+	probes  map[string]*probeState // by probeKey
 }
 
 // containerRuns are a container's current run and the last one that
