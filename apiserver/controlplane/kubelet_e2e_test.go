@@ -1,7 +1,9 @@
 package controlplane_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,6 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/remotecommand"
+	utilexec "k8s.io/utils/exec"
 	utilptr "k8s.io/utils/ptr"
 )
 
@@ -239,6 +244,28 @@ func TestKubeletExec(t *testing.T) {
 			t.Errorf("%v exec -i sh: exit %d, %q, %s", env, r.Code, r.Stdout, r.Stderr)
 		}
 	}
+	// With a terminal (kubectl exec -it), sh prompts and echoes busybox's way.
+	for _, websocket := range []bool{true, false} {
+		cfg := s.restConfig(false)
+		url := cs.CoreV1().RESTClient().Post().Resource("pods").Namespace("default").Name("box").SubResource("exec").
+			VersionedParams(&corev1.PodExecOptions{Container: "app", Command: []string{"sh"}, Stdin: true, Stdout: true, TTY: true}, scheme.ParameterCodec).URL()
+		exec, err := remotecommand.NewSPDYExecutor(cfg, "POST", url)
+		if websocket {
+			exec, err = remotecommand.NewWebSocketExecutor(cfg, "GET", url.String())
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		streamCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		err = exec.StreamWithContext(streamCtx, remotecommand.StreamOptions{Stdin: strings.NewReader("echo hi\nexit 4\n"), Stdout: &out, Tty: true})
+		cancel()
+		var exitErr utilexec.ExitError
+		if !errors.As(err, &exitErr) || exitErr.ExitStatus() != 4 || !strings.HasPrefix(out.String(), "/ # ") || !strings.Contains(out.String(), "hi\r\n/ # ") {
+			t.Errorf("websocket %v: exec -it sh: %v, %q", websocket, err, out.String())
+		}
+	}
+
 	// A container that is not interpreted says so.
 	if _, err := cs.CoreV1().Pods("default").Create(ctx, boundPod("web", nil), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
