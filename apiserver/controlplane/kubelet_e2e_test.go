@@ -318,3 +318,67 @@ func TestKubeletExecProbes(t *testing.T) {
 		return err == nil && len(events.Items) == 1 && events.Items[0].Message == "Container app failed liveness probe, will be restarted", err
 	})
 }
+
+// The rest of the kubelet's status as kube 1.37 writes it: init
+// containers that completed are ready, observedGeneration, the active
+// deadline, and a missing configMap volume keeping the pod creating.
+func TestKubeletPodStatusDetails(t *testing.T) {
+	_, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	pods := cs.CoreV1().Pods("default")
+	inited := boundPod("inited", func(p *corev1.Pod) {
+		p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox", Command: []string{"true"}}}
+	})
+	if _, err := pods.Create(ctx, inited, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := waitPod(t, cs, "default", "inited", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	if init := p.Status.InitContainerStatuses[0]; init.State.Terminated == nil || !init.Ready {
+		t.Errorf("completed init container: %+v, want ready", init)
+	}
+	if p.Generation == 0 || p.Status.ObservedGeneration != p.Generation {
+		t.Errorf("status.observedGeneration %d, generation %d", p.Status.ObservedGeneration, p.Generation)
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.ObservedGeneration != p.Generation {
+			t.Errorf("Ready condition observedGeneration %d, generation %d", c.ObservedGeneration, p.Generation)
+		}
+	}
+
+	deadline := boundPod("deadline", func(p *corev1.Pod) {
+		p.Spec.ActiveDeadlineSeconds = utilptr.To[int64](1)
+		p.Spec.Containers[0] = corev1.Container{Name: "app", Image: "busybox", Command: []string{"sleep", "3600"}}
+	})
+	if _, err := pods.Create(ctx, deadline, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p = waitPod(t, cs, "default", "deadline", "Failed", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	if term := terminated(p, "app"); p.Status.Reason != "DeadlineExceeded" || term == nil || term.ExitCode != 137 {
+		t.Errorf("past its deadline: reason %q, container %+v", p.Status.Reason, term)
+	}
+
+	waiting := boundPod("waiting", func(p *corev1.Pod) {
+		p.Spec.Volumes = []corev1.Volume{{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "later"}}}}}
+		p.Spec.Containers[0] = corev1.Container{Name: "app", Image: "busybox", Command: []string{"sleep", "3600"},
+			VolumeMounts: []corev1.VolumeMount{{Name: "cfg", MountPath: "/cfg"}}}
+	})
+	if _, err := pods.Create(ctx, waiting, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the FailedMount event", func(ctx context.Context) (bool, error) {
+		events, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=waiting,reason=FailedMount"})
+		return err == nil && len(events.Items) > 0 && events.Items[0].Message == `MountVolume.SetUp failed for volume "cfg" : configmap "later" not found`, err
+	})
+	p, err := pods.Get(ctx, "waiting", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := p.Status.ContainerStatuses[0].State.Waiting; p.Status.Phase != corev1.PodPending || w == nil || w.Reason != "ContainerCreating" {
+		t.Errorf("without its configMap: %s, %+v", p.Status.Phase, p.Status.ContainerStatuses[0].State)
+	}
+	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "later"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, cs, "default", "waiting", "Running once its configMap exists", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+}

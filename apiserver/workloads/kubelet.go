@@ -431,6 +431,9 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, e
 		if !initDone {
 			notInitialized = append(notInitialized, c.Name)
 		}
+		if !sidecar && cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0 {
+			cs.Ready = true // kube reports an init container that completed as ready
+		}
 		initStatuses[i] = cs
 	}
 	st.InitContainerStatuses = initStatuses
@@ -473,6 +476,14 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, e
 		st.Phase, terminal = corev1.PodSucceeded, true
 	case running > 0 || st.Phase == corev1.PodRunning:
 		st.Phase = corev1.PodRunning
+	}
+	if d := pod.Spec.ActiveDeadlineSeconds; d != nil && !terminal {
+		if deadline := st.StartTime.Add(time.Duration(*d) * time.Second); now.Before(deadline) {
+			soon(deadline)
+		} else {
+			k.exceedDeadline(pod, st, now, events)
+			terminal = true
+		}
 	}
 	// Ephemeral containers (kubectl debug) start once the pod's
 	// containers may and stop with the pod; never ready, never restarted.
@@ -533,6 +544,14 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, e
 	}
 	setCondition(st, corev1.PodScheduled, corev1.ConditionTrue, "", "", now)
 	orderConditions(st)
+	// The generation of the spec this status reflects, on the status and
+	// the kubelet's own conditions.
+	st.ObservedGeneration = pod.Generation
+	for i := range st.Conditions {
+		if c := &st.Conditions[i]; conditionOrder[c.Type] != 0 && c.Type != corev1.PodScheduled {
+			c.ObservedGeneration = pod.Generation
+		}
+	}
 	if terminal {
 		next = time.Time{}
 	}
@@ -602,6 +621,24 @@ func (k *kubelet) stepContainer(pod *corev1.Pod, c *corev1.Container, cs *corev1
 	if cs.State.Running != nil {
 		k.probe(pod, c, cs, path, now, soon)
 	}
+}
+
+// exceedDeadline fails a pod active longer than its activeDeadlineSeconds:
+// its containers are killed, as the kubelet does.
+func (k *kubelet) exceedDeadline(pod *corev1.Pod, st *corev1.PodStatus, now time.Time, events *[]podEvent) {
+	const message = "Pod was active on the node longer than the specified deadline"
+	st.Phase, st.Reason, st.Message = corev1.PodFailed, "DeadlineExceeded", message
+	if p := k.runtimes.get(pod.UID); p != nil {
+		p.signal(syscall.SIGKILL)
+	}
+	for _, list := range [][]corev1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
+		for i := range list {
+			if list[i].State.Running != nil {
+				k.exit(&list[i], 137, now)
+			}
+		}
+	}
+	*events = append(*events, podEvent{warning: true, reason: "DeadlineExceeded", message: message})
 }
 
 func backOff(restarts int32) time.Duration {
