@@ -8,6 +8,7 @@ package workloads
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path"
 	"strings"
 	"sync"
@@ -335,64 +336,61 @@ func (k *kubelet) podVolumes(ctx context.Context, node *simNode, pod *corev1.Pod
 	return mounts, nil
 }
 
-// selectItems maps a volume's keys to file paths: all keys, or the items
-// asked for.
-func selectItems[V any](data map[string]V, items []corev1.KeyToPath, kind, name string, optional bool, bytes func(V) []byte) (map[string][]byte, error) {
-	files := map[string][]byte{}
-	if len(items) == 0 {
-		for key, v := range data {
-			files[key] = bytes(v)
-		}
-		return files, nil
+// volumeFiles are a configMap's or secret's keys as a volume presents
+// them: every key, or the items asked for; get reads the object's data.
+func volumeFiles(kind, name string, items []corev1.KeyToPath, optional *bool, get func() (map[string][]byte, error)) (map[string][]byte, error) {
+	opt := optional != nil && *optional
+	data, err := get()
+	switch {
+	case apierrors.IsNotFound(err) && opt:
+		return map[string][]byte{}, nil
+	case apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("%s %q not found", kind, name)
+	case err != nil:
+		return nil, err
 	}
+	if len(items) == 0 {
+		return data, nil
+	}
+	files := map[string][]byte{}
 	for _, it := range items {
 		v, ok := data[it.Key]
 		if !ok {
-			if optional {
+			if opt {
 				continue
 			}
-			return nil, fmt.Errorf("configuration of %s %q has no key %q", kind, name, it.Key)
+			return nil, fmt.Errorf("%s references non-existent key: %s", kind, it.Key)
 		}
-		files[it.Path] = bytes(v)
+		files[it.Path] = v
 	}
 	return files, nil
 }
 
 func (k *kubelet) configMapFiles(ctx context.Context, ns, name string, items []corev1.KeyToPath, optional *bool) (map[string][]byte, error) {
-	opt := optional != nil && *optional
-	cm, err := k.api.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{ResourceVersion: "0"})
-	switch {
-	case apierrors.IsNotFound(err) && opt:
-		return map[string][]byte{}, nil
-	case apierrors.IsNotFound(err):
-		return nil, fmt.Errorf("configmap %q not found", name)
-	case err != nil:
-		return nil, err
-	}
-	files, err := selectItems(cm.Data, items, "configmap", name, opt, func(s string) []byte { return []byte(s) })
-	if err != nil {
-		return nil, err
-	}
-	for key, v := range cm.BinaryData {
-		if len(items) == 0 {
-			files[key] = v
+	return volumeFiles("configmap", name, items, optional, func() (map[string][]byte, error) {
+		cm, err := k.api.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{ResourceVersion: "0"})
+		if err != nil {
+			return nil, err
 		}
-	}
-	return files, nil
+		data := maps.Clone(cm.BinaryData)
+		if data == nil {
+			data = map[string][]byte{}
+		}
+		for key, v := range cm.Data {
+			data[key] = []byte(v)
+		}
+		return data, nil
+	})
 }
 
 func (k *kubelet) secretFiles(ctx context.Context, ns, name string, items []corev1.KeyToPath, optional *bool) (map[string][]byte, error) {
-	opt := optional != nil && *optional
-	s, err := k.api.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{ResourceVersion: "0"})
-	switch {
-	case apierrors.IsNotFound(err) && opt:
-		return map[string][]byte{}, nil
-	case apierrors.IsNotFound(err):
-		return nil, fmt.Errorf("secret %q not found", name)
-	case err != nil:
-		return nil, err
-	}
-	return selectItems(s.Data, items, "secret", name, opt, func(b []byte) []byte { return b })
+	return volumeFiles("secret", name, items, optional, func() (map[string][]byte, error) {
+		s, err := k.api.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{ResourceVersion: "0"})
+		if err != nil {
+			return nil, err
+		}
+		return s.Data, nil
+	})
 }
 
 // downwardFiles are a downwardAPI volume's files: labels and annotations
