@@ -167,6 +167,7 @@ func (k *kubelet) run(ctx context.Context) {
 	<-ctx.Done()
 	k.queue.ShutDown()
 	wg.Wait()
+	k.runtimes.removeAll() // a kubelet that stops takes its containers with it
 }
 
 func (k *kubelet) processNext(ctx context.Context) bool {

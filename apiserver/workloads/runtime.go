@@ -138,6 +138,17 @@ func (r *runtimes) remove(uid types.UID) {
 	}
 }
 
+// removeAll kills every pod's containers and forgets them.
+func (r *runtimes) removeAll() {
+	r.mu.Lock()
+	pods := r.pods
+	r.pods = nil
+	r.mu.Unlock()
+	for _, p := range pods {
+		p.signal(syscall.SIGKILL)
+	}
+}
+
 // hostsFile is /etc/hosts as the kubelet writes it for a pod.
 func hostsFile(pod *corev1.Pod, hostname string) []byte {
 	var b strings.Builder
