@@ -17,7 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/grpc/test/bufconn"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -153,9 +152,9 @@ func (e sandboxExecutor) ExecInContainer(ctx context.Context, _, _, container st
 
 // execListener is the in-memory listener of the SPDY exec server the
 // websocket translator relays to, started on first use.
-func (m *Machinery) execListener() *bufconn.Listener {
+func (m *Machinery) execListener() *pipeListener {
 	m.execOnce.Do(func() {
-		m.execLis = bufconn.Listen(64 << 10)
+		m.execLis = &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
 		mux := http.NewServeMux()
 		mux.HandleFunc("/exec/{uid}/{container}", func(w http.ResponseWriter, r *http.Request) {
 			var opts corev1.PodExecOptions
@@ -175,5 +174,47 @@ func (m *Machinery) execListener() *bufconn.Listener {
 // execState is what the exec relay keeps: its listener, made once.
 type execState struct {
 	execOnce sync.Once
-	execLis  *bufconn.Listener
+	execLis  *pipeListener
 }
+
+// pipeListener accepts in-memory connections (net.Pipe) made by
+// DialContext: the relay reaches its SPDY server without a socket.
+type pipeListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+// DialContext connects to the listener.
+func (l *pipeListener) DialContext(ctx context.Context) (net.Conn, error) {
+	server, client := net.Pipe()
+	select {
+	case l.conns <- server:
+		return client, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "kubelet" }
