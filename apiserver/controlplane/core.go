@@ -90,7 +90,7 @@ func (cp *ControlPlane) installCoreAPI() error {
 	}
 	cp.CoreRegistry = reg
 	pod.InstallBinding(reg)
-	pod.InstallSubresources(reg)
+	pod.InstallSubresources(reg, cp.podContainers)
 	pod.InstallEviction(reg)
 	node.InstallProxy(reg)
 	service.InstallProxy(reg)

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/devplane/devplane/apiserver/workloads"
 	"k8s.io/client-go/rest"
+
+	"github.com/devplane/devplane/apiserver/registry/core/pod"
+	"github.com/devplane/devplane/apiserver/workloads"
 )
 
 // SectionWorkloads groups the workload machinery's rows on the dashboard.
@@ -97,4 +99,13 @@ func (cp *ControlPlane) WorkloadsSynced() bool {
 		return true
 	}
 	return !cp.controllers.Leading() || cp.workloads.HasSynced()
+}
+
+// podContainers serves pods' logs and exec sessions from the simulated
+// kubelets, once they run (nil until then, and with no nodes).
+func (cp *ControlPlane) podContainers() pod.Containers {
+	if cp.workloads == nil {
+		return nil
+	}
+	return cp.workloads
 }

@@ -167,6 +167,12 @@ func (h *handler) serveResource(w http.ResponseWriter, r *http.Request, info *re
 			h.writeError(w, r, methodNotAllowed(r.Method))
 			return
 		}
+		if c.Stream != nil {
+			if err := c.Stream(w, r, sc.namespace, info.Name); err != nil {
+				h.writeError(w, r, err)
+			}
+			return
+		}
 		h.writeError(w, r, c.Serve(ctx, sc.namespace, info.Name))
 		return
 	}

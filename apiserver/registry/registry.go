@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"context"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -137,6 +138,10 @@ type ConnectSubresource struct {
 	Kind  schema.GroupVersionKind // what discovery names
 	Verbs []string
 	Serve func(ctx context.Context, namespace, name string) error
+	// Stream, when set, answers instead of Serve with the request itself
+	// (its options are in its query): a log or an exec session. An error
+	// it returns before writing anything is written as a Status.
+	Stream func(w http.ResponseWriter, r *http.Request, namespace, name string) error
 }
 
 // SubresourceUpdate makes the object stored by an update of one

@@ -5,21 +5,26 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
+
+	"github.com/devplane/devplane/apiserver/workloads/sandbox"
 )
 
 // Annotations a pod can carry to direct the simulated kubelet.
@@ -75,6 +80,11 @@ type kubelet struct {
 	started map[string]time.Time
 	// deleting remembers when a pod's deletion was first seen.
 	deleting map[string]time.Time
+
+	// api reads what interpreted containers need (configMaps, secrets,
+	// services) and requests their service account tokens.
+	api      kubernetes.Interface
+	runtimes runtimes
 }
 
 func newKubelet(m *Machinery, nodes []*simNode, pods cache.SharedIndexInformer) (*kubelet, error) {
@@ -137,6 +147,7 @@ func (k *kubelet) forget(obj any) {
 	}
 	delete(k.deleting, string(pod.UID))
 	k.mu.Unlock()
+	k.runtimes.remove(pod.UID)
 }
 
 func (k *kubelet) run(ctx context.Context) {
@@ -156,6 +167,7 @@ func (k *kubelet) run(ctx context.Context) {
 	<-ctx.Done()
 	k.queue.ShutDown()
 	wg.Wait()
+	k.runtimes.removeAll() // a kubelet that stops takes its containers with it
 }
 
 func (k *kubelet) processNext(ctx context.Context) bool {
@@ -233,19 +245,37 @@ func (k *kubelet) terminate(ctx context.Context, node *simNode, pod *corev1.Pod,
 	}
 	k.mu.Unlock()
 	if !isTerminal(pod) && pod.Status.StartTime != nil {
+		run := k.runtimes.get(pod.UID)
 		if !ok {
 			var events []podEvent
 			for _, c := range pod.Spec.Containers {
 				events = append(events, podEvent{path: containerPath(c.Name), reason: "Killing", message: "Stopping container " + c.Name})
 			}
 			node.emit(pod, events)
+			if run != nil {
+				run.signal(syscall.SIGTERM)
+			}
 		}
 		wait := shutdownTime
 		if g := pod.DeletionGracePeriodSeconds; g != nil && time.Duration(*g)*time.Second < wait {
 			wait = time.Duration(*g) * time.Second
 		}
+		// Interpreted containers get the whole grace period to end after
+		// SIGTERM before they are killed.
+		if run != nil {
+			wait = 30 * time.Second
+			if g := pod.DeletionGracePeriodSeconds; g != nil {
+				wait = time.Duration(*g) * time.Second
+			}
+			if run.allEnded() {
+				wait = 0
+			}
+		}
 		if left := seen.Add(wait).Sub(now); left > 0 {
 			return left, nil
+		}
+		if run != nil {
+			run.signal(syscall.SIGKILL)
 		}
 		// Stopped: the status change brings the pod back to be deleted.
 		updated := pod.DeepCopy()
@@ -372,13 +402,18 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, e
 		st.PodIP = ip.String()
 	}
 	st.PodIPs = []corev1.PodIP{{IP: st.PodIP}}
+	// Containers started below see the pod's addresses (a shallow copy:
+	// the informer's object stays as it is).
+	withIPs := *pod
+	withIPs.Status.PodIP, withIPs.Status.PodIPs, withIPs.Status.HostIP = st.PodIP, st.PodIPs, st.HostIP
+	pod = &withIPs
 	if st.Phase == "" {
 		st.Phase = corev1.PodPending
 	}
 
 	// Init containers run one after the other; sidecars (restartPolicy
 	// Always) keep running and only need to have started.
-	initDone := true
+	initDone, initFailed := true, false
 	var notInitialized []string
 	initStatuses := make([]corev1.ContainerStatus, len(pod.Spec.InitContainers))
 	for i := range pod.Spec.InitContainers {
@@ -396,9 +431,7 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, e
 			if cs.State.Running == nil {
 				k.start(pod, &cs, now, initPath(c.Name), events)
 			}
-			started := k.startedAt(pod, &cs)
-			cs.Started = ptr.To(probePassed(c.StartupProbe, started, now, soon))
-			cs.Ready = *cs.Started && readyAt(c, started, now, soon)
+			k.probe(pod, c, &cs, initPath(c.Name), now, soon)
 			if !*cs.Started {
 				// The next init container waits for the sidecar to start.
 				initDone = false
@@ -407,21 +440,46 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, e
 				continue
 			}
 		case cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0:
+		case cs.State.Terminated != nil:
+			// Failed, and the pod does not restart it: the pod fails.
+			initDone, initFailed = false, true
+		case cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff":
+			initDone = false
+			if at := cs.LastTerminationState.Terminated.FinishedAt.Add(backOff(cs.RestartCount)); now.Before(at) {
+				soon(at)
+				break
+			}
+			cs.RestartCount++
+			k.start(pod, &cs, now, initPath(c.Name), events)
 		case cs.State.Running == nil:
 			k.start(pod, &cs, now, initPath(c.Name), events)
 			initDone = false
 			soon(now.Add(initContainerRunTime))
 		default:
-			done := k.startedAt(pod, &cs).Add(initContainerRunTime)
-			if now.Before(done) {
+			code, end, ended := k.ended(pod, c, &cs, podTiming{exits: true, runTime: initContainerRunTime}, initPath(c.Name), now, soon)
+			switch {
+			case !ended:
 				initDone = false
-				soon(done)
-			} else {
-				k.exit(&cs, 0, now)
+			case code == 0:
+				k.exit(&cs, 0, end)
+			default:
+				k.exit(&cs, code, end)
+				initDone = false
+				if pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
+					initFailed = true
+					break
+				}
+				cs.LastTerminationState = cs.State
+				cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
+					Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", backOff(cs.RestartCount+1), c.Name, pod.Name, pod.Namespace, pod.UID)}}
+				soon(now.Add(backOff(cs.RestartCount + 1)))
 			}
 		}
 		if !initDone {
 			notInitialized = append(notInitialized, c.Name)
+		}
+		if !sidecar && cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0 {
+			cs.Ready = true // kube reports an init container that completed as ready
 		}
 		initStatuses[i] = cs
 	}
@@ -455,6 +513,8 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, e
 
 	terminal := false
 	switch {
+	case initFailed:
+		st.Phase, terminal = corev1.PodFailed, true
 	case !initDone:
 		st.Phase = corev1.PodPending
 	case running == 0 && restarting == 0 && failed > 0:
@@ -463,6 +523,14 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, e
 		st.Phase, terminal = corev1.PodSucceeded, true
 	case running > 0 || st.Phase == corev1.PodRunning:
 		st.Phase = corev1.PodRunning
+	}
+	if d := pod.Spec.ActiveDeadlineSeconds; d != nil && !terminal {
+		if deadline := st.StartTime.Add(time.Duration(*d) * time.Second); now.Before(deadline) {
+			soon(deadline)
+		} else {
+			k.exceedDeadline(pod, st, now, events)
+			terminal = true
+		}
 	}
 	// Ephemeral containers (kubectl debug) start once the pod's
 	// containers may and stop with the pod; never ready, never restarted.
@@ -484,6 +552,9 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, e
 		st.EphemeralContainerStatuses = ephemeral
 	}
 	if terminal {
+		if p := k.runtimes.get(pod.UID); p != nil {
+			p.signal(syscall.SIGKILL) // what still runs stops with the pod
+		}
 		for i := range st.InitContainerStatuses { // sidecars stop with the pod
 			cs := &st.InitContainerStatuses[i]
 			if cs.State.Running != nil {
@@ -520,6 +591,14 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, e
 	}
 	setCondition(st, corev1.PodScheduled, corev1.ConditionTrue, "", "", now)
 	orderConditions(st)
+	// The generation of the spec this status reflects, on the status and
+	// the kubelet's own conditions.
+	st.ObservedGeneration = pod.Generation
+	for i := range st.Conditions {
+		if c := &st.Conditions[i]; conditionOrder[c.Type] != 0 && c.Type != corev1.PodScheduled {
+			c.ObservedGeneration = pod.Generation
+		}
+	}
 	if terminal {
 		next = time.Time{}
 	}
@@ -563,18 +642,17 @@ func (k *kubelet) stepContainer(pod *corev1.Pod, c *corev1.Container, cs *corev1
 		}
 		k.start(pod, cs, now, path, events)
 	}
-	if cs.State.Running != nil && t.exits {
-		started := k.startedAt(pod, cs)
-		if end := started.Add(t.runTime); now.Before(end) {
-			soon(end)
-		} else {
-			k.exit(cs, t.exitCode, now)
-			if restart(t.exitCode) {
+	if cs.State.Running != nil {
+		if code, end, ended := k.ended(pod, c, cs, t, path, now, soon); ended {
+			k.exit(cs, code, end)
+			if restart(code) {
 				cs.LastTerminationState = cs.State
 				if cs.RestartCount == 0 { // the first restart is immediate
 					cs.RestartCount++
 					k.start(pod, cs, now, path, events)
-					soon(now.Add(t.runTime))
+					if t.exits {
+						soon(now.Add(t.runTime))
+					}
 				} else {
 					cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
 						Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", backOff(cs.RestartCount), c.Name, pod.Name, pod.Namespace, pod.UID)}}
@@ -588,10 +666,26 @@ func (k *kubelet) stepContainer(pod *corev1.Pod, c *corev1.Container, cs *corev1
 	cs.Started = ptr.To(false)
 	cs.Ready = false
 	if cs.State.Running != nil {
-		started := k.startedAt(pod, cs)
-		cs.Started = ptr.To(probePassed(c.StartupProbe, started, now, soon))
-		cs.Ready = *cs.Started && readyAt(c, started, now, soon)
+		k.probe(pod, c, cs, path, now, soon)
 	}
+}
+
+// exceedDeadline fails a pod active longer than its activeDeadlineSeconds:
+// its containers are killed, as the kubelet does.
+func (k *kubelet) exceedDeadline(pod *corev1.Pod, st *corev1.PodStatus, now time.Time, events *[]podEvent) {
+	const message = "Pod was active on the node longer than the specified deadline"
+	st.Phase, st.Reason, st.Message = corev1.PodFailed, "DeadlineExceeded", message
+	if p := k.runtimes.get(pod.UID); p != nil {
+		p.signal(syscall.SIGKILL)
+	}
+	for _, list := range [][]corev1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
+		for i := range list {
+			if list[i].State.Running != nil {
+				k.exit(&list[i], 137, now)
+			}
+		}
+	}
+	*events = append(*events, podEvent{warning: true, reason: "DeadlineExceeded", message: message})
 }
 
 func backOff(restarts int32) time.Duration {
@@ -602,10 +696,26 @@ func backOff(restarts int32) time.Duration {
 	return min(d, crashLoopMaxBackOff)
 }
 
-// readyAt: a container without a readiness probe is ready once running;
-// with one, once the probe's initial delay has passed.
-func readyAt(c *corev1.Container, started, now time.Time, soon func(time.Time)) bool {
-	return probePassed(c.ReadinessProbe, started, now, soon)
+// probe sets a running container's started and ready from its probes
+// (without a readiness probe, a started container is ready), and kills
+// it when its liveness probe failed.
+func (k *kubelet) probe(pod *corev1.Pod, c *corev1.Container, cs *corev1.ContainerStatus, path string, now time.Time, soon func(time.Time)) {
+	node := k.ours(pod)
+	started := k.startedAt(pod, cs)
+	cs.Started = ptr.To(k.probeResult(node, pod, c, cs, path, "Startup", c.StartupProbe, started, now, soon))
+	if !*cs.Started {
+		cs.Ready = false
+		return
+	}
+	if !k.probeResult(node, pod, c, cs, path, "Liveness", c.LivenessProbe, started, now, soon) {
+		if p := k.runtimes.get(pod.UID); p != nil {
+			if run := p.run(path, cs.RestartCount); run != nil {
+				node.emit(pod, []podEvent{{path: path, reason: "Killing", message: fmt.Sprintf("Container %s failed liveness probe, will be restarted", c.Name)}})
+				run.Kill()
+			}
+		}
+	}
+	cs.Ready = k.probeResult(node, pod, c, cs, path, "Readiness", c.ReadinessProbe, started, now, soon)
 }
 
 func probePassed(p *corev1.Probe, started, now time.Time, soon func(time.Time)) bool {
@@ -623,6 +733,12 @@ func probePassed(p *corev1.Probe, started, now time.Time, soon func(time.Time)) 
 // start puts a container in Running with a new container ID, with the
 // kubelet's events for it.
 func (k *kubelet) start(pod *corev1.Pod, cs *corev1.ContainerStatus, now time.Time, path string, events *[]podEvent) {
+	if c := interpretedSpec(pod, path); c != nil {
+		if err := k.runContainer(context.Background(), k.ours(pod), pod, c, path, cs.RestartCount); err != nil {
+			k.notStarted(pod, cs, path, err, events)
+			return
+		}
+	}
 	*events = append(*events,
 		podEvent{path: path, reason: "Pulled", message: fmt.Sprintf("Container image %q already present on machine", cs.Image)},
 		podEvent{path: path, reason: "Created", message: "Created container: " + cs.Name},
@@ -632,6 +748,77 @@ func (k *kubelet) start(pod *corev1.Pod, cs *corev1.ContainerStatus, now time.Ti
 	k.mu.Lock()
 	k.started[startKey(pod, cs)] = now
 	k.mu.Unlock()
+}
+
+// interpretedSpec is the spec of the init or regular container at path
+// when the sandbox runs its command (nil otherwise: today's rules).
+func interpretedSpec(pod *corev1.Pod, path string) *corev1.Container {
+	list := pod.Spec.Containers
+	if strings.HasPrefix(path, "spec.initContainers{") {
+		list = pod.Spec.InitContainers
+	} else if !strings.HasPrefix(path, "spec.containers{") {
+		return nil
+	}
+	for i := range list {
+		if c := &list[i]; path == initPath(c.Name) || path == containerPath(c.Name) {
+			if interpreted(pod, c) {
+				return c
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// notStarted leaves a container waiting for what it lacks (a configMap,
+// a secret...), with the kubelet's event, and looks again in a second.
+func (k *kubelet) notStarted(pod *corev1.Pod, cs *corev1.ContainerStatus, path string, err error, events *[]podEvent) {
+	reason, event, message := "ContainerCreating", "FailedMount", err.Error()
+	var se *startError
+	if errors.As(err, &se) {
+		reason, event, message = se.reason, se.event, se.message
+	}
+	waiting := &corev1.ContainerStateWaiting{Reason: reason}
+	if reason != "ContainerCreating" {
+		waiting.Message = strings.TrimPrefix(message, "Error: ")
+	}
+	cs.State = corev1.ContainerState{Waiting: waiting}
+	if event == "FailedMount" {
+		path = ""
+	}
+	*events = append(*events, podEvent{warning: true, path: path, reason: event, message: message})
+	k.queue.AddAfter(pod.Namespace+"/"+pod.Name, time.Second)
+}
+
+// ended reports whether and how a running container's current run
+// ended: the sandbox's result for an interpreted one, the pod's timing
+// for the others.
+func (k *kubelet) ended(pod *corev1.Pod, c *corev1.Container, cs *corev1.ContainerStatus, t podTiming, path string, now time.Time, soon func(time.Time)) (int32, time.Time, bool) {
+	if interpreted(pod, c) {
+		p := k.runtimes.get(pod.UID)
+		var run *sandbox.Container
+		if p != nil {
+			run = p.run(path, cs.RestartCount)
+		}
+		if run == nil {
+			// Not started by this kubelet (it restarted): start it again.
+			if err := k.runContainer(context.Background(), k.ours(pod), pod, c, path, cs.RestartCount); err != nil {
+				k.queue.AddAfter(pod.Namespace+"/"+pod.Name, time.Second)
+			}
+			return 0, time.Time{}, false
+		}
+		result, ended := run.Result()
+		return int32(result.ExitCode), result.FinishedAt, ended
+	}
+	if !t.exits {
+		return 0, time.Time{}, false
+	}
+	end := k.startedAt(pod, cs).Add(t.runTime)
+	if now.Before(end) {
+		soon(end)
+		return 0, time.Time{}, false
+	}
+	return t.exitCode, now, true
 }
 
 func (k *kubelet) exit(cs *corev1.ContainerStatus, code int32, now time.Time) {

@@ -67,6 +67,8 @@ type Machinery struct {
 	nodes   []*simNode
 	kubelet *kubelet
 	status  Status
+
+	execState
 }
 
 // Status is what the dashboard shows.
@@ -177,6 +179,7 @@ func (m *Machinery) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	k.api = admin
 	m.mu.Lock()
 	m.kubelet = k
 	m.mu.Unlock()

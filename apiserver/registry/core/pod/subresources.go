@@ -1,25 +1,37 @@
 package pod
 
 // What pods serve beside their own verbs that is not status or binding:
-// what a kubelet would answer (devplane has none), ephemeral containers
-// and in-place resize.
+// what a kubelet answers (logs and exec from the simulated kubelets;
+// attach, port-forward and proxy a clear Status), ephemeral containers and
+// in-place resize.
 
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/devplane/devplane/apiserver/registry"
 )
 
-// InstallSubresources serves pods' log, exec, attach, portforward and
+// Containers serves what a kubelet serves of a pod's containers: the
+// simulated kubelets' logs and exec sessions.
+type Containers interface {
+	ServeLog(w http.ResponseWriter, r *http.Request, pod *corev1.Pod) error
+	ServeExec(w http.ResponseWriter, r *http.Request, pod *corev1.Pod) error
+}
+
+// InstallSubresources serves pods' log and exec through containers (nil
+// when no simulated kubelet runs: a clear Status), attach, portforward and
 // proxy (a clear Status: no kubelet), ephemeralcontainers and resize.
-func InstallSubresources(reg *registry.Registry) {
+// containers is asked at each request: the kubelets start after the API.
+func InstallSubresources(reg *registry.Registry, containers func() Containers) {
 	pods, ok := reg.Lookup("", "v1", "pods")
 	if !ok || pods.Store == nil {
 		return
@@ -28,13 +40,26 @@ func InstallSubresources(reg *registry.Registry) {
 	connect := func(kind string, verbs []string, answer func(namespace, name string) error) *registry.ConnectSubresource {
 		return registry.NewConnect(s, corev1.SchemeGroupVersion.WithKind(kind), verbs, answer)
 	}
+	// stream answers with the request itself once the pod exists, or with
+	// refusal when nothing runs the pod's containers.
+	stream := func(kind string, verbs []string, refusal string, serve func(Containers, http.ResponseWriter, *http.Request, *corev1.Pod) error) *registry.ConnectSubresource {
+		c := connect(kind, verbs, nil)
+		c.Stream = func(w http.ResponseWriter, r *http.Request, namespace, name string) error {
+			obj, err := s.Get(r.Context(), namespace, name, metav1.GetOptions{ResourceVersion: "0"})
+			if err != nil {
+				return err
+			}
+			cs := containers()
+			if cs == nil {
+				return registry.NoRuntime(fmt.Sprintf(refusal, name))
+			}
+			return serve(cs, w, r, obj.(*corev1.Pod))
+		}
+		return c
+	}
 	reg.SetConnectSubresources(pods.GVR, map[string]*registry.ConnectSubresource{
-		"log": connect("Pod", []string{"get"}, func(_, name string) error {
-			return registry.NoRuntime(fmt.Sprintf("pod %q has no container logs", name))
-		}),
-		"exec": connect("PodExecOptions", registry.StreamVerbs, func(_, name string) error {
-			return registry.NoRuntime(fmt.Sprintf("cannot exec into pod %q", name))
-		}),
+		"log":  stream("Pod", []string{"get"}, "pod %q has no container logs", Containers.ServeLog),
+		"exec": stream("PodExecOptions", registry.StreamVerbs, "cannot exec into pod %q", Containers.ServeExec),
 		"attach": connect("PodAttachOptions", registry.StreamVerbs, func(_, name string) error {
 			return registry.NoRuntime(fmt.Sprintf("cannot attach to pod %q", name))
 		}),

@@ -1,0 +1,384 @@
+package controlplane_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/remotecommand"
+	utilexec "k8s.io/utils/exec"
+	utilptr "k8s.io/utils/ptr"
+)
+
+// terminated is the container's terminated state, nil while it runs.
+func terminated(p *corev1.Pod, container string) *corev1.ContainerStateTerminated {
+	for _, s := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+		if s.Name == container {
+			return s.State.Terminated
+		}
+	}
+	return nil
+}
+
+// A container whose command the sandbox interprets runs it: its state
+// follows the script, exit code and all.
+func TestKubeletRunsInterpretedCommands(t *testing.T) {
+	s, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	pods := cs.CoreV1().Pods("default")
+
+	s.mustKubectl(t, "run", "t", "--image=busybox", "--restart=Never", "--", "sh", "-c", "echo hello; sleep 2; exit 3")
+	p := waitPod(t, cs, "default", "t", "Failed", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	term := terminated(p, "t")
+	if term == nil || term.ExitCode != 3 || term.Reason != "Error" {
+		t.Fatalf("terminated state %+v, want exit code 3, reason Error", term)
+	}
+	if d := term.FinishedAt.Sub(term.StartedAt.Time); d < time.Second || d > 4*time.Second {
+		t.Errorf("ran %s, want about 2s (the script's sleep)", d)
+	}
+	if out := s.mustKubectl(t, "logs", "t"); out != "hello\n" {
+		t.Errorf("kubectl logs t = %q, want hello", out)
+	}
+
+	// The environment and mounted volumes are the pod's: a configMap as
+	// files and variables, an emptyDir shared with an init container
+	// that ran first.
+	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg"},
+		Data: map[string]string{"color": "blue"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	check := boundPod("check", func(p *corev1.Pod) {
+		p.Spec.RestartPolicy = corev1.RestartPolicyNever
+		p.Spec.Volumes = []corev1.Volume{
+			{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}},
+			{Name: "shared", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		}
+		p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox", Command: []string{"sh", "-c", "echo ready > /shared/mark"},
+			VolumeMounts: []corev1.VolumeMount{{Name: "shared", MountPath: "/shared"}}}}
+		p.Spec.Containers[0] = corev1.Container{Name: "app", Image: "busybox",
+			Command: []string{"sh", "-c", `test "$(cat /etc/cfg/color)" = blue && test "$COLOR" = blue && test "$(cat /shared/mark)" = ready && test -s /var/run/secrets/kubernetes.io/serviceaccount/token`},
+			Env: []corev1.EnvVar{{Name: "COLOR", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}, Key: "color"}}}},
+			VolumeMounts: []corev1.VolumeMount{{Name: "cfg", MountPath: "/etc/cfg"}, {Name: "shared", MountPath: "/shared"}}}
+	})
+	if _, err := pods.Create(ctx, check, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p = waitPod(t, cs, "default", "check", "finished", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	})
+	if p.Status.Phase != corev1.PodSucceeded {
+		t.Errorf("check pod %s: %+v", p.Status.Phase, p.Status.ContainerStatuses)
+	}
+
+	// A failing init container fails a pod that does not restart.
+	initFails := boundPod("init-fails", func(p *corev1.Pod) {
+		p.Spec.RestartPolicy = corev1.RestartPolicyNever
+		p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox", Command: []string{"sh", "-c", "exit 7"}}}
+	})
+	if _, err := pods.Create(ctx, initFails, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p = waitPod(t, cs, "default", "init-fails", "Failed", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	if term := terminated(p, "init"); term == nil || term.ExitCode != 7 || p.Status.ContainerStatuses[0].State.Running != nil {
+		t.Errorf("init container %+v, app %+v", p.Status.InitContainerStatuses, p.Status.ContainerStatuses)
+	}
+
+	// Deletion sends SIGTERM: a script that traps it ends at once, not
+	// after the grace period.
+	s.mustKubectl(t, "run", "trapper", "--image=busybox", "--", "sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done")
+	waitPod(t, cs, "default", "trapper", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	start := time.Now()
+	if err := pods.Delete(ctx, "trapper", metav1.DeleteOptions{GracePeriodSeconds: utilptr.To[int64](20)}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, "trapper to be deleted", func(ctx context.Context) (bool, error) {
+		_, err := pods.Get(ctx, "trapper", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("deletion took %s: SIGTERM's trap did not end the container", d)
+	}
+}
+
+// Jobs succeed and fail as their pods' scripts say.
+func TestKubeletIndexedJobFailsOddIndexes(t *testing.T) {
+	_, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "odd"}, Spec: batchv1.JobSpec{
+		Completions: utilptr.To[int32](4), Parallelism: utilptr.To[int32](4),
+		CompletionMode:       utilptr.To(batchv1.IndexedCompletion),
+		BackoffLimitPerIndex: utilptr.To[int32](0), MaxFailedIndexes: utilptr.To[int32](4),
+		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "work", Image: "busybox",
+				Command: []string{"sh", "-c", "exit $((JOB_COMPLETION_INDEX % 2))"}}}}},
+	}}
+	if _, err := cs.BatchV1().Jobs("default").Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var last *batchv1.Job
+	waitFor(t, 60*time.Second, "the job to fail", func(ctx context.Context) (bool, error) {
+		j, err := cs.BatchV1().Jobs("default").Get(ctx, "odd", metav1.GetOptions{})
+		last = j
+		if err != nil {
+			return false, err
+		}
+		for _, c := range j.Status.Conditions {
+			if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if last.Status.CompletedIndexes != "0,2" || utilptr.Deref(last.Status.FailedIndexes, "") != "1,3" {
+		t.Errorf("completed %q failed %q, want 0,2 and 1,3", last.Status.CompletedIndexes, utilptr.Deref(last.Status.FailedIndexes, ""))
+	}
+}
+
+// kubectl logs reads what an interpreted container wrote, with the
+// kubelet's options and errors.
+func TestKubeletContainerLogs(t *testing.T) {
+	s, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	pods := cs.CoreV1().Pods("default")
+	s.mustKubectl(t, "run", "lines", "--image=busybox", "--restart=Never", "--",
+		"sh", "-c", "for i in 1 2 3 4 5; do echo line $i; done; sleep 2; echo end >&2")
+	waitPod(t, cs, "default", "lines", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	waitFor(t, 10*time.Second, "five lines", func(context.Context) (bool, error) {
+		return strings.Count(s.mustKubectl(t, "logs", "lines"), "\n") == 5, nil
+	})
+	if out := s.mustKubectl(t, "logs", "lines", "--tail=2"); out != "line 4\nline 5\n" {
+		t.Errorf("--tail=2: %q", out)
+	}
+	if out := s.mustKubectl(t, "logs", "lines", "--limit-bytes=6"); out != "line 1" {
+		t.Errorf("--limit-bytes=6: %q", out)
+	}
+	if out := s.mustKubectl(t, "logs", "lines", "--tail=1", "--timestamps"); !regexp.MustCompile(`^\d{4}-\d\d-\d\dT[0-9:.]+Z line 5\n$`).MatchString(out) {
+		t.Errorf("--timestamps: %q", out)
+	}
+	// -f follows until the container ends, stderr included.
+	if out := s.mustKubectl(t, "logs", "-f", "lines"); !strings.HasSuffix(out, "line 5\nend\n") {
+		t.Errorf("-f: %q", out)
+	}
+	if r := s.kubectl(t, nil, "", "logs", "lines", "--previous"); r.Code == 0 ||
+		!strings.Contains(r.Stderr, `previous terminated container "lines" in pod "lines" not found`) {
+		t.Errorf("--previous without a restart: exit %d, %s", r.Code, r.Stderr)
+	}
+
+	// --previous after a restart is the run before.
+	s.mustKubectl(t, "run", "again", "--image=busybox", "--restart=OnFailure", "--", "sh", "-c", "echo run; exit 1")
+	waitPod(t, cs, "default", "again", "restarted", func(p *corev1.Pod) bool {
+		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].RestartCount >= 1
+	})
+	if out := s.mustKubectl(t, "logs", "again", "--previous"); out != "run\n" {
+		t.Errorf("--previous: %q", out)
+	}
+
+	// kube's errors: no container named among several, one waiting for
+	// its configuration, one that is not interpreted.
+	two := boundPod("two", func(p *corev1.Pod) {
+		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "side", Image: "busybox", Command: []string{"sleep", "3600"},
+			Env: []corev1.EnvVar{{Name: "X", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "missing"}, Key: "x"}}}}})
+	})
+	if _, err := pods.Create(ctx, two, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, cs, "default", "two", "with statuses", func(p *corev1.Pod) bool { return len(p.Status.ContainerStatuses) == 2 })
+	// (kubectl picks the first container itself; the API does not.)
+	if raw, err := pods.GetLogs("two", &corev1.PodLogOptions{}).Do(ctx).Raw(); err == nil ||
+		!strings.Contains(string(raw), "a container name must be specified for pod two, choose one of: [app side]") {
+		t.Errorf("logs without a container name: %v, %q", err, raw)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"logs", "two", "-c", "side"}, `container "side" in pod "two" is waiting to start: CreateContainerConfigError`},
+		{[]string{"logs", "two", "-c", "app"}, `container "app" in pod "two" does not run in devplane's sandbox`},
+	} {
+		if r := s.kubectl(t, nil, "", tc.args...); r.Code == 0 || !strings.Contains(r.Stderr, tc.want) {
+			t.Errorf("kubectl %v: exit %d, %q; want %q", tc.args, r.Code, r.Stderr, tc.want)
+		}
+	}
+}
+
+// kubectl exec runs commands in an interpreted container's sandbox, over
+// websockets and, falling back, SPDY.
+func TestKubeletExec(t *testing.T) {
+	s, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg"},
+		Data: map[string]string{"key": "the value"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := boundPod("box", func(p *corev1.Pod) {
+		p.Spec.Volumes = []corev1.Volume{{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}}}
+		p.Spec.Containers[0] = corev1.Container{Name: "app", Image: "busybox", Command: []string{"sleep", "3600"},
+			VolumeMounts: []corev1.VolumeMount{{Name: "cfg", MountPath: "/etc/cfg"}}}
+	})
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, cs, "default", "box", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	for _, env := range [][]string{nil, {"KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false"}} {
+		r := s.kubectl(t, env, "", "exec", "box", "--", "cat", "/etc/cfg/key")
+		if r.Code != 0 || r.Stdout != "the value" {
+			t.Errorf("%v exec cat: exit %d, %q, %s", env, r.Code, r.Stdout, r.Stderr)
+		}
+		if r := s.kubectl(t, env, "", "exec", "box", "--", "sh", "-c", "exit 3"); r.Code != 3 {
+			t.Errorf("%v exec exit 3: exit %d, %s", env, r.Code, r.Stderr)
+		}
+		r = s.kubectl(t, env, "echo one > /tmp/f\ncat /tmp/f\nhostname\n", "exec", "-i", "box", "--", "sh")
+		if r.Code != 0 || r.Stdout != "one\nbox\n" {
+			t.Errorf("%v exec -i sh: exit %d, %q, %s", env, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	// With a terminal (kubectl exec -it), sh prompts and echoes busybox's way.
+	for _, websocket := range []bool{true, false} {
+		cfg := s.restConfig(false)
+		url := cs.CoreV1().RESTClient().Post().Resource("pods").Namespace("default").Name("box").SubResource("exec").
+			VersionedParams(&corev1.PodExecOptions{Container: "app", Command: []string{"sh"}, Stdin: true, Stdout: true, TTY: true}, scheme.ParameterCodec).URL()
+		exec, err := remotecommand.NewSPDYExecutor(cfg, "POST", url)
+		if websocket {
+			exec, err = remotecommand.NewWebSocketExecutor(cfg, "GET", url.String())
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		streamCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		err = exec.StreamWithContext(streamCtx, remotecommand.StreamOptions{Stdin: strings.NewReader("echo hi\nexit 4\n"), Stdout: &out, Tty: true})
+		cancel()
+		var exitErr utilexec.ExitError
+		if !errors.As(err, &exitErr) || exitErr.ExitStatus() != 4 || !strings.HasPrefix(out.String(), "/ # ") || !strings.Contains(out.String(), "hi\r\n/ # ") {
+			t.Errorf("websocket %v: exec -it sh: %v, %q", websocket, err, out.String())
+		}
+	}
+
+	// A container that is not interpreted says so.
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, boundPod("web", nil), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, cs, "default", "web", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	if r := s.kubectl(t, nil, "", "exec", "web", "--", "true"); r.Code == 0 || !strings.Contains(r.Stderr, "does not run in devplane's sandbox") {
+		t.Errorf("exec into nginx: exit %d, %s", r.Code, r.Stderr)
+	}
+}
+
+// Exec probes run in the container's sandbox: a failing readiness probe
+// keeps the pod unready until it passes; a failing liveness probe
+// restarts the container.
+func TestKubeletExecProbes(t *testing.T) {
+	s, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	probe := func(cmd string) *corev1.Probe {
+		return &corev1.Probe{PeriodSeconds: 1, FailureThreshold: 1,
+			ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", cmd}}}}
+	}
+	pod := boundPod("probed", func(p *corev1.Pod) {
+		p.Spec.Containers[0] = corev1.Container{Name: "app", Image: "busybox",
+			Command:        []string{"sh", "-c", "touch /tmp/alive; sleep 3600"},
+			ReadinessProbe: probe("test -f /tmp/ready"),
+			LivenessProbe:  probe("test -f /tmp/alive")}
+	})
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, cs, "default", "probed", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	// Several probe periods pass: still unready.
+	time.Sleep(2500 * time.Millisecond)
+	p, err := cs.CoreV1().Pods("default").Get(ctx, "probed", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if podCondition(p, corev1.PodReady) != corev1.ConditionFalse || p.Status.ContainerStatuses[0].RestartCount != 0 {
+		t.Fatalf("before /tmp/ready: Ready=%s, restarts %d", podCondition(p, corev1.PodReady), p.Status.ContainerStatuses[0].RestartCount)
+	}
+	s.mustKubectl(t, "exec", "probed", "--", "touch", "/tmp/ready")
+	waitPod(t, cs, "default", "probed", "Ready", func(p *corev1.Pod) bool { return podCondition(p, corev1.PodReady) == corev1.ConditionTrue })
+
+	s.mustKubectl(t, "exec", "probed", "--", "rm", "/tmp/alive")
+	p = waitPod(t, cs, "default", "probed", "restarted", func(p *corev1.Pod) bool { return p.Status.ContainerStatuses[0].RestartCount == 1 })
+	if last := p.Status.ContainerStatuses[0].LastTerminationState.Terminated; last == nil || last.ExitCode != 137 {
+		t.Errorf("last termination %+v, want exit code 137", last)
+	}
+	waitFor(t, 10*time.Second, "the kubelet's liveness events", func(ctx context.Context) (bool, error) {
+		events, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=probed,reason=Killing"})
+		return err == nil && len(events.Items) == 1 && events.Items[0].Message == "Container app failed liveness probe, will be restarted", err
+	})
+}
+
+// The rest of the kubelet's status as kube 1.37 writes it: init
+// containers that completed are ready, observedGeneration, the active
+// deadline, and a missing configMap volume keeping the pod creating.
+func TestKubeletPodStatusDetails(t *testing.T) {
+	_, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	pods := cs.CoreV1().Pods("default")
+	inited := boundPod("inited", func(p *corev1.Pod) {
+		p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox", Command: []string{"true"}}}
+	})
+	if _, err := pods.Create(ctx, inited, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := waitPod(t, cs, "default", "inited", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	if init := p.Status.InitContainerStatuses[0]; init.State.Terminated == nil || !init.Ready {
+		t.Errorf("completed init container: %+v, want ready", init)
+	}
+	if p.Generation == 0 || p.Status.ObservedGeneration != p.Generation {
+		t.Errorf("status.observedGeneration %d, generation %d", p.Status.ObservedGeneration, p.Generation)
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.ObservedGeneration != p.Generation {
+			t.Errorf("Ready condition observedGeneration %d, generation %d", c.ObservedGeneration, p.Generation)
+		}
+	}
+
+	deadline := boundPod("deadline", func(p *corev1.Pod) {
+		p.Spec.ActiveDeadlineSeconds = utilptr.To[int64](1)
+		p.Spec.Containers[0] = corev1.Container{Name: "app", Image: "busybox", Command: []string{"sleep", "3600"}}
+	})
+	if _, err := pods.Create(ctx, deadline, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p = waitPod(t, cs, "default", "deadline", "Failed", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	if term := terminated(p, "app"); p.Status.Reason != "DeadlineExceeded" || term == nil || term.ExitCode != 137 {
+		t.Errorf("past its deadline: reason %q, container %+v", p.Status.Reason, term)
+	}
+
+	waiting := boundPod("waiting", func(p *corev1.Pod) {
+		p.Spec.Volumes = []corev1.Volume{{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "later"}}}}}
+		p.Spec.Containers[0] = corev1.Container{Name: "app", Image: "busybox", Command: []string{"sleep", "3600"},
+			VolumeMounts: []corev1.VolumeMount{{Name: "cfg", MountPath: "/cfg"}}}
+	})
+	if _, err := pods.Create(ctx, waiting, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the FailedMount event", func(ctx context.Context) (bool, error) {
+		events, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=waiting,reason=FailedMount"})
+		return err == nil && len(events.Items) > 0 && events.Items[0].Message == `MountVolume.SetUp failed for volume "cfg" : configmap "later" not found`, err
+	})
+	p, err := pods.Get(ctx, "waiting", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := p.Status.ContainerStatuses[0].State.Waiting; p.Status.Phase != corev1.PodPending || w == nil || w.Reason != "ContainerCreating" {
+		t.Errorf("without its configMap: %s, %+v", p.Status.Phase, p.Status.ContainerStatuses[0].State)
+	}
+	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "later"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, cs, "default", "waiting", "Running once its configMap exists", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+}
