@@ -250,7 +250,7 @@ func (in *Injector) Match(req *http.Request, info *request.RequestInfo, user *re
 		if r.expired(now) || !r.selects(req, info, resource, userName) {
 			continue
 		}
-		if r.fire(now, Hit{Fault: r.Name, Time: now, Verb: info.Verb, Resource: resource,
+		if r.fire(Hit{Fault: r.Name, Time: now, Verb: info.Verb, Resource: resource,
 			Namespace: info.Namespace, Name: info.Name, User: userName}) {
 			return &r.Fault
 		}
@@ -277,7 +277,7 @@ func (r *rule) selects(req *http.Request, info *request.RequestInfo, resource, u
 }
 
 // fire applies the limits to one more match.
-func (r *rule) fire(now time.Time, hit Hit) bool {
+func (r *rule) fire(hit Hit) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.matches++
