@@ -71,15 +71,7 @@ func startGreeter(t *testing.T, env *testenv.Instance, ns string, ignoreErrors b
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	runUntilCleanup(t, "manager", mgr.Start)
 }
 
 // greetingEnv starts devplane with namespace ns and a client for the test.
