@@ -154,6 +154,14 @@ func (in *Injector) Add(f Fault) error {
 	if err := f.Validate(); err != nil {
 		return fmt.Errorf("fault %q: %w", f.Name, err)
 	}
+	// The caller keeps its slices: the rule gets copies.
+	for _, set := range []*[]string{&f.Verbs, &f.Resources, &f.Namespaces, &f.Names, &f.Users, &f.UserAgents, &f.FieldManagers} {
+		*set = slices.Clone(*set)
+	}
+	if f.Watch != nil {
+		end := *f.Watch
+		f.Watch = &end
+	}
 	r := &rule{Fault: f}
 	if f.For > 0 {
 		r.expires = time.Now().Add(f.For)
@@ -232,8 +240,8 @@ func (in *Injector) Hits(name string) []Hit {
 
 func (r *rule) expired(now time.Time) bool { return !r.expires.IsZero() && now.After(r.expires) }
 
-// Match finds the first rule that matches a request and, by its limits,
-// fires on it; nil when none does. It counts the match and records the
+// Match finds the first rule, in the order added, that matches a request
+// and, by its limits, fires on it; nil when none does. It counts the match and records the
 // hit, so call it once per request.
 func (in *Injector) Match(req *http.Request, info *request.RequestInfo, user *request.User) *Fault {
 	p := in.rules.Load()
