@@ -39,7 +39,8 @@ type Fault struct {
 	FieldManagers []string `json:"fieldManagers,omitempty"`
 
 	// Error answers with kube's Status for this HTTP code instead of
-	// serving: 409 (an optimistic-concurrency conflict), 429 (with
+	// serving: 409 (the optimistic-concurrency conflict kube gives an
+	// update, patch or delete of a changed object), 429 (with
 	// Retry-After), 500, 503 or 504.
 	Error int `json:"error,omitempty"`
 	// RetryAfter is the Retry-After of a 429 (default 1s) or 503.

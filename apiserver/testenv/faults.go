@@ -28,8 +28,15 @@ type InjectedFault struct {
 var faultSeq atomic.Int64
 
 // InjectFault puts f in force on this Instance until t ends (or Remove).
-// Without a name f is named after t. Each injection answers with a
+// Without a name f gets one ("fault-<n>"). Each injection answers with a
 // Warning header naming f and is logged.
+//
+//	conflicts := env.InjectFault(t, testenv.Fault{
+//		Verbs: []string{"update"}, Resources: []string{"deployments.apps"},
+//		Error: 409, Every: 3, // every third update is refused
+//	})
+//	...
+//	if len(conflicts.Hits()) == 0 { t.Fatal("no update was refused") }
 func (i *Instance) InjectFault(t testing.TB, f Fault) *InjectedFault {
 	t.Helper()
 	if f.Name == "" {
