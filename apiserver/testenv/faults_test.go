@@ -435,3 +435,25 @@ func TestFaultEndpointIsForAdmins(t *testing.T) {
 		t.Error("rules still active after the last was removed")
 	}
 }
+
+func TestFaultSparesNonResourceAndForbiddenRequests(t *testing.T) {
+	env, c := faultEnv(t)
+	everything := env.InjectFault(t, testenv.Fault{Error: 500})
+	ctx := t.Context()
+	for _, path := range []string{"/version", "/readyz", "/api", "/apis"} {
+		if err := c.CoreV1().RESTClient().Get().AbsPath(path).Do(ctx).Error(); err != nil {
+			t.Errorf("GET %s: %v, want it served", path, err)
+		}
+	}
+	// Faults come after authorization: a request refused there stays refused.
+	bob := clientFor(t, quiet(env.ConfigFor("bob")))
+	if _, err := bob.CoreV1().Secrets("default").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("bob listing secrets: %v, want forbidden", err)
+	}
+	if hits := everything.Hits(); len(hits) != 0 {
+		t.Errorf("hits %+v, want none", hits)
+	}
+	if _, err := c.CoreV1().Secrets("default").List(ctx, metav1.ListOptions{}); !apierrors.IsInternalError(err) {
+		t.Errorf("the admin listing secrets: %v, want the injected 500", err)
+	}
+}
