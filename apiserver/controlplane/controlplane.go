@@ -18,6 +18,7 @@ import (
 
 	"github.com/devplane/devplane/apiserver/authn"
 	"github.com/devplane/devplane/apiserver/controllers"
+	"github.com/devplane/devplane/apiserver/faults"
 	"github.com/devplane/devplane/apiserver/healthz"
 	"github.com/devplane/devplane/apiserver/metrics"
 	"github.com/devplane/devplane/apiserver/openapi"
@@ -71,6 +72,8 @@ type ControlPlane struct {
 
 	// metrics are this devplane's request metrics, served at /metrics.
 	metrics *metrics.Metrics
+	// faults are the failures injected into requests (none until set).
+	faults *faults.Injector
 
 	steps     *steps
 	stopOnce  sync.Once
@@ -86,7 +89,7 @@ func New(ctx context.Context, opts Options) (*ControlPlane, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	cp := &ControlPlane{opts: opts, logger: opts.Logger, steps: newSteps(), startedAt: time.Now(), metrics: metrics.New()}
+	cp := &ControlPlane{opts: opts, logger: opts.Logger, steps: newSteps(), startedAt: time.Now(), metrics: metrics.New(), faults: faults.NewInjector()}
 	ok := false
 	defer func() {
 		if !ok {
@@ -186,6 +189,7 @@ func (cp *ControlPlane) buildChain() error {
 
 			DisableCompressionForClientIPs: cp.opts.DisableCompressionForClientIPs,
 			Metrics:                        cp.metrics,
+			Faults:                         cp.faults,
 		}
 		return c.Complete()
 	}
@@ -210,6 +214,10 @@ func (cp *ControlPlane) buildChain() error {
 	}
 	cp.installOpenAPI()
 	cp.Aggregator.Handle("/metrics", cp.metrics.Handler())
+	faultsHandler := faults.Handler(cp.faults)
+	cp.Aggregator.Handle(faults.Path, faultsHandler)
+	cp.Aggregator.HandleMethod(http.MethodPost, faults.Path, faultsHandler)
+	cp.Aggregator.HandleMethod(http.MethodDelete, faults.Path+"/:name", faultsHandler)
 	if cp.opts.Profiling {
 		cp.installProfiling()
 	}
@@ -336,3 +344,6 @@ func (cp *ControlPlane) stopCachers(bound time.Duration) {
 		cp.logger.Warn("watch caches did not stop in time; stopping etcd anyway", "after", bound)
 	}
 }
+
+// Faults are the rules injecting failures into this devplane's requests.
+func (cp *ControlPlane) Faults() *faults.Injector { return cp.faults }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/devplane/devplane/apiserver/faults"
 	"github.com/devplane/devplane/apiserver/storage"
 )
 
@@ -43,6 +44,8 @@ func (h *handler) watch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		h.writeError(w, r, err)
 		return
 	}
+	// A fault injected from a test may end this watch early.
+	watcher = faults.EndWatch(ctx, watcher, opts.ResourceVersion)
 	defer watcher.Stop()
 
 	flusher, _ := w.(http.Flusher)

@@ -61,6 +61,8 @@ func (s *GenericAPIServer) PrepareRun() (*PreparedServer, error) {
 	allowAnonymous := func(r *http.Request) bool { return c.AnonymousAuth || filters.AnonymousAllowed(r.URL.Path) }
 	var h http.Handler = s.router
 	h = filters.WithLongRunningStop(h, p.stopLongRunning)
+	// Inside the timeout, so an injected delay counts against it.
+	h = filters.WithFaults(h, c.Faults, s.logger)
 	h = filters.WithTimeout(h, c.RequestTimeout)
 	// As kube's chain runs them: impersonation, then the in-flight limit,
 	// then authorization, so a saturated server refuses a request before

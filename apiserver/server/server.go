@@ -25,6 +25,7 @@ import (
 
 	"github.com/devplane/devplane/apiserver/authn"
 	"github.com/devplane/devplane/apiserver/authz"
+	"github.com/devplane/devplane/apiserver/faults"
 	"github.com/devplane/devplane/apiserver/filters"
 	"github.com/devplane/devplane/apiserver/healthz"
 	"github.com/devplane/devplane/apiserver/metrics"
@@ -68,6 +69,9 @@ type Config struct {
 	DisableCompressionForClientIPs []*net.IPNet
 	// Metrics counts and times requests (nil: none).
 	Metrics *metrics.Metrics
+	// Faults are the rules injecting failures into resource requests
+	// (nil: none can be set).
+	Faults *faults.Injector
 }
 
 // CompletedConfig is a Config with defaults filled in.
@@ -200,6 +204,11 @@ func (s *GenericAPIServer) Router() *httprouter.Router { return s.router }
 func (s *GenericAPIServer) Handle(path string, h http.Handler) {
 	s.router.Handler(http.MethodGet, path, h)
 	s.router.Handler(http.MethodHead, path, h)
+}
+
+// HandleMethod serves h at path for method only.
+func (s *GenericAPIServer) HandleMethod(method, path string, h http.Handler) {
+	s.router.Handler(method, path, h)
 }
 
 // SetAPIHandler installs the dynamic dispatcher for /api and /apis paths.

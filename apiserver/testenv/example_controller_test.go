@@ -74,16 +74,8 @@ func startManager(t *testing.T, env *testenv.Instance) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
 	// Registered after StartT's cleanup, so it runs before devplane stops.
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	runUntilCleanup(t, "manager", mgr.Start)
 }
 
 // eventually polls cond every 20ms for up to 20s.

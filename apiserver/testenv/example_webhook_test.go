@@ -49,15 +49,7 @@ func TestExampleValidatingWebhook(t *testing.T) {
 	srv := webhook.NewServer(webhook.Options{Host: host, Port: port, CertDir: env.WebhookCertDir()})
 	var calls atomic.Int32
 	srv.Register("/validate-widget", &webhook.Admission{Handler: validateWidget(&calls)})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("webhook server: %v", err)
-		}
-	})
+	runUntilCleanup(t, "webhook server", srv.Start)
 	started := srv.StartedChecker()
 	deadline := time.Now().Add(10 * time.Second)
 	for started(nil) != nil {

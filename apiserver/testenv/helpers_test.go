@@ -1,6 +1,7 @@
 package testenv_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"sync"
@@ -91,4 +92,20 @@ func newWidget(name, message string) *unstructured.Unstructured {
 		"metadata":   map[string]any{"name": name},
 		"spec":       map[string]any{"message": message},
 	}}
+}
+
+// runUntilCleanup runs start (a manager's, a webhook server's) until t's
+// cleanup, which stops it and reports its error. Registered after StartT's
+// cleanup, it runs before devplane stops.
+func runUntilCleanup(t *testing.T, what string, start func(context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+	})
 }
