@@ -221,9 +221,9 @@ func (i fileInfo) Mode() fs.FileMode  { return i.mode }
 func (i fileInfo) ModTime() time.Time { return i.modTime }
 func (i fileInfo) IsDir() bool        { return i.mode.IsDir() }
 
-// Sys is a stat of root's file, for the interpreter's code that expects a
-// Unix one.
-func (i fileInfo) Sys() any { return &syscall.Stat_t{Nlink: 1} }
+// Sys is what the interpreter's own code expects of the platform's stat
+// (sysStat, per platform).
+func (i fileInfo) Sys() any { return sysStat() }
 
 func infoOf(name string, n *node) fileInfo {
 	return fileInfo{name: name, size: int64(len(n.data)), mode: n.mode, modTime: n.modTime}
