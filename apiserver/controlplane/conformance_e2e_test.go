@@ -175,6 +175,23 @@ func TestConformanceDifferencesE2E(t *testing.T) {
 		})
 		err = update(func(p *corev1.Pod) { p.Spec.Tolerations = p.Spec.Tolerations[1:] })
 		wantInvalid(t, "a toleration removed", err, map[string]string{"spec.tolerations": "existing toleration can not be modified except its tolerationSeconds"})
+		// kube's DefaultTolerationSeconds admits updates too: tolerations
+		// replaced by the pod's own plus a new one keep its two (the pod
+		// generation conformance spec does this).
+		err = update(func(p *corev1.Pod) {
+			own := []corev1.Toleration{{Key: "c", Operator: corev1.TolerationOpEqual, Value: "d", Effect: corev1.TaintEffectNoSchedule}}
+			for _, tol := range p.Spec.Tolerations {
+				if tol.Key == "a" || tol.Key == "b" {
+					own = append(own, tol)
+				}
+			}
+			p.Spec.Tolerations = own
+		})
+		if err != nil {
+			t.Errorf("tolerations replaced, the default ones left out: %v", err)
+		} else if len(pod.Spec.Tolerations) != 5 {
+			t.Errorf("tolerations after the update: %+v, want a, b, c and the two defaults", pod.Spec.Tolerations)
+		}
 
 		// Status writes: kube's ValidatePodStatusUpdate.
 		status := pod.DeepCopy()
