@@ -33,6 +33,8 @@ type UpOptions struct {
 	DataDir   string
 	EventTTL  time.Duration
 	Profiling bool
+	// HistoryRetention is how long object history lasts.
+	HistoryRetention time.Duration
 
 	// Secure serving: responses to these clients are not gzipped.
 	DisableCompressionForClientIPs cli.StringSlice
@@ -92,6 +94,8 @@ func (o *UpOptions) flags() []cli.Flag {
 			Usage: "where etcd data, certificates and the kubeconfig live (default: $XDG_DATA_HOME/devplane/<name>, i.e. ~/.local/share/devplane/<name>)"},
 		&cli.DurationFlag{Name: "event-ttl", Value: controlplane.DefaultEventTTL, Category: catGeneric, Destination: &o.EventTTL,
 			Usage: "how long events are kept (etcd deletes them after this, rounded up to whole seconds)"},
+		&cli.DurationFlag{Name: "history-retention", Value: controlplane.DefaultHistoryRetention, Category: catGeneric, Destination: &o.HistoryRetention,
+			Usage: "how long etcd keeps objects' old versions, and who wrote them, for devplane history (compaction follows it)"},
 
 		&cli.BoolFlag{Name: "profiling", Value: true, Category: catGeneric, Destination: &o.Profiling,
 			Usage: "serve Go profiles at /debug/pprof/ (cluster admins only), as kube-apiserver's --profiling"},
@@ -272,6 +276,7 @@ func (o *UpOptions) controlPlaneOptions() controlplane.Options {
 		DataDir:               o.DataDir,
 		CertDir:               o.CertDir,
 		EventTTL:              o.EventTTL,
+		HistoryRetention:      o.HistoryRetention,
 		BindAddress:           o.bindIP,
 		Port:                  o.Port,
 		AdvertiseAddress:      o.advertiseIP,
