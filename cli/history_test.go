@@ -81,8 +81,12 @@ func TestHistoryNamesWhoScaled(t *testing.T) {
 	if len(scaled) != 8 || scaled[2] != certs.AdminCommonName || strings.Join(scaled[5:], " ") != "3 → 5" {
 		t.Fatalf("scale line %q: want user %s and 3 → 5", lines[3], certs.AdminCommonName)
 	}
-	if wantVerb := "update/scale"; withKubectl && scaled[3] != "patch/scale" || !withKubectl && scaled[3] != wantVerb {
-		t.Errorf("scale verb %q", scaled[3])
+	wantVerb, wantManager := "update/scale", "cli.test" // client-go's, from the User-Agent
+	if withKubectl {
+		wantVerb, wantManager = "patch/scale", "kubectl"
+	}
+	if scaled[3] != wantVerb || scaled[4] != wantManager {
+		t.Errorf("scale line %q: want verb %s, field manager %s", lines[3], wantVerb, wantManager)
 	}
 	at, err := time.Parse(time.RFC3339, scaled[1])
 	if err != nil || at.Before(scaledFrom) || at.After(scaledBy) {

@@ -29,8 +29,10 @@ type Writer struct {
 	// made on its own.
 	Verb        string
 	Subresource string
-	// FieldManager is the managedFields entry the write added or changed
-	// ("" when it changed none: a delete, or a kind without managedFields).
+	// FieldManager is the request's (its fieldManager, or the one derived
+	// from its User-Agent, as managedFields name it), or for a write the
+	// server made on its own, the managedFields entry it added or changed
+	// ("" for a delete).
 	FieldManager string
 }
 
@@ -75,17 +77,22 @@ func NewRecorder(retention time.Duration, max int) *Recorder {
 func (r *Recorder) RecordWrite(ctx context.Context, w *registry.Write) {
 	rec := record{rev: w.Revision, at: r.now().UnixNano()}
 	verb, sub := w.Operation, w.Subresource
-	// The request's verb when the write is the request's own (not one it
-	// caused elsewhere, as quota admission's status writes).
+	manager, own := "", false
+	// The request's verb and field manager when the write is the
+	// request's own (not one it caused elsewhere, as quota admission's
+	// status writes).
 	if info, ok := request.RequestInfoFrom(ctx); ok && info.IsResourceRequest && info.Resource == w.Resource.Resource {
 		verb, sub = info.Verb, info.Subresource
+		manager, own = request.FieldManagerFrom(ctx)
+	}
+	if !own {
+		manager, _ = ChangedManager(w.Old, w.New)
 	}
 	user := ""
 	if u, ok := request.UserFrom(ctx); ok {
 		user = u.Name
 	}
 	rec.user, rec.verb, rec.subresource = unique.Make(user), unique.Make(verb), unique.Make(sub)
-	manager, _ := ChangedManager(w.Old, w.New)
 	rec.manager = unique.Make(manager)
 	if w.Operation == registry.WriteDelete {
 		rec.deleted = w.Key

@@ -131,3 +131,18 @@ func TestRecorderVerbOfAnotherResource(t *testing.T) {
 		t.Errorf("writer: %+v %v", w, ok)
 	}
 }
+
+// A request's own write is its field manager's, even where managedFields
+// do not show it (a scale, a no-op on managedFields).
+func TestRecorderTakesTheRequestsFieldManager(t *testing.T) {
+	r := NewRecorder(time.Minute, 0)
+	ctx := request.WithUser(context.Background(), &request.User{Name: "alice"})
+	ctx = request.WithRequestInfo(ctx, &request.RequestInfo{IsResourceRequest: true, Verb: "patch", Resource: "deployments", Subresource: "scale"})
+	ctx = request.WithFieldManager(ctx, "kubectl")
+	old := managed(entry("kubectl-create", 100, "{}"))
+	r.RecordWrite(ctx, &registry.Write{Resource: schema.GroupResource{Group: "apps", Resource: "deployments"}, Revision: 7,
+		Operation: registry.WriteUpdate, Subresource: "scale", Old: old, New: old})
+	if w, ok := r.Writer(7); !ok || w.FieldManager != "kubectl" || w.Verb != "patch" || w.Subresource != "scale" {
+		t.Errorf("writer: %+v %v", w, ok)
+	}
+}
