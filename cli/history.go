@@ -231,15 +231,16 @@ func printVersions(w io.Writer, h *history.History, showManaged bool) error {
 		}
 		fmt.Fprintf(w, "\n=== resourceVersion %s  %s\n", v.ResourceVersion, writerLine(v))
 		switch {
-		case i == 0 && !v.Created && !v.Deleted:
+		case v.Deleted: // the header says so; the version before is its last state
+		case i == 0 && !v.Created:
 			fmt.Fprint(w, indent(cur)) // the oldest kept: nothing to diff it with
-		case v.Created:
-			prev, prevRV = "", "nothing"
-			fallthrough
 		default:
+			if v.Created {
+				prev, prevRV = "", "nothing"
+			}
 			if d := historyview.Diff(prev, cur, prevRV, v.ResourceVersion); d != "" {
 				fmt.Fprint(w, d)
-			} else if !v.Deleted {
+			} else {
 				fmt.Fprintln(w, "(no change in what is shown)")
 			}
 		}

@@ -251,8 +251,12 @@ func (cp *ControlPlane) installCore() error {
 	// Keep the etcd history bounded, to the retention object history
 	// needs; the watch cache survives compaction.
 	if err := cp.Core.AddPostStartHook("start-etcd-compactor", func(ctx context.Context) error {
-		interval := min(CompactionInterval, cp.opts.HistoryRetention)
-		go storage.StartCompactor(ctx, cp.Etcd.Client(), interval, cp.opts.HistoryRetention, cp.logger.With("component", "compactor"))
+		storage.StartCompactor(ctx, cp.Etcd.Client(), storage.CompactorOptions{
+			Interval:     min(CompactionInterval, cp.opts.HistoryRetention),
+			Retention:    cp.opts.HistoryRetention,
+			MaxRevisions: max(cp.opts.HistoryMaxRevisions, 0),
+			Logger:       cp.logger.With("component", "compactor"),
+		})
 		return nil
 	}); err != nil {
 		return err

@@ -146,3 +146,20 @@ func TestRecorderTakesTheRequestsFieldManager(t *testing.T) {
 		t.Errorf("writer: %+v %v", w, ok)
 	}
 }
+
+// BenchmarkRecordWrite is what recording one write costs the write path
+// (a create's request takes some hundreds of microseconds).
+func BenchmarkRecordWrite(b *testing.B) {
+	r := NewRecorder(time.Hour, 0)
+	ctx := request.WithUser(context.Background(), &request.User{Name: "devplane-admin"})
+	ctx = request.WithRequestInfo(ctx, &request.RequestInfo{IsResourceRequest: true, Verb: "create", Resource: "configmaps"})
+	ctx = request.WithFieldManager(ctx, "kubectl-create")
+	obj := managed(entry("kubectl-create", 100, "{}"))
+	b.ReportAllocs()
+	rev := int64(0)
+	for b.Loop() {
+		rev++
+		r.RecordWrite(ctx, &registry.Write{Resource: configMaps, Key: "/registry/configmaps/default/a", Revision: rev,
+			Operation: registry.WriteCreate, New: obj})
+	}
+}

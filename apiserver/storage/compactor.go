@@ -17,19 +17,34 @@ import (
 // compare-and-swap on it succeeds compacts in a round.
 const compactRevKey = "compact_rev_key"
 
+// CompactorOptions say how much etcd history to keep.
+type CompactorOptions struct {
+	// Interval is how often to compact.
+	Interval time.Duration
+	// Retention is how long a revision is kept at least (one interval when
+	// shorter)...
+	Retention time.Duration
+	// MaxRevisions, when > 0, bounds the revisions kept, whatever their age
+	// (checked once an interval): the database stays well within etcd's
+	// quota under a sustained write load.
+	MaxRevisions int64
+	Logger       *slog.Logger
+}
+
 // StartCompactor compacts etcd every interval to the newest revision it
-// saw at least retention earlier (one interval when retention is
-// shorter), so watchers, continue tokens and object history get at least
-// that much of it. It returns at once; the loop stops with ctx.
-func StartCompactor(ctx context.Context, client *clientv3.Client, interval, retention time.Duration, logger *slog.Logger) {
+// saw at least retention earlier, or to the one that keeps MaxRevisions if
+// that is newer, so watchers, continue tokens and object history get that
+// much of it. It returns at once; the loop stops with ctx.
+func StartCompactor(ctx context.Context, client *clientv3.Client, opts CompactorOptions) {
+	logger := opts.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
-	retention = max(retention, interval)
+	retention := max(opts.Retention, opts.Interval)
 	go func() {
 		var round int64
 		var seen revisionsSeen
-		ticker := time.NewTicker(interval)
+		ticker := time.NewTicker(opts.Interval)
 		defer ticker.Stop()
 		for {
 			select {
@@ -39,6 +54,11 @@ func StartCompactor(ctx context.Context, client *clientv3.Client, interval, rete
 			}
 			now := time.Now()
 			target := seen.before(now.Add(-retention))
+			if opts.MaxRevisions > 0 {
+				if current, err := currentRevision(ctx, client); err == nil {
+					target = max(target, current-opts.MaxRevisions)
+				}
+			}
 			nextRound, current, err := compactRound(ctx, client, round, target)
 			if err != nil {
 				if ctx.Err() == nil {

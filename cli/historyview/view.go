@@ -43,13 +43,22 @@ func YAML(v history.Version, keepManaged bool) (string, error) {
 // "" when they are equal.
 func Diff(a, b, fromLabel, toLabel string) string {
 	out, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(a), B: difflib.SplitLines(b),
+		A: lines(a), B: lines(b),
 		FromFile: fromLabel, ToFile: toLabel, Context: 3,
 	})
 	if err != nil { // only a failing writer errs, and it writes to memory
 		return ""
 	}
 	return out
+}
+
+// lines are s's lines, each with its newline; none for "" (a creation
+// is a diff from nothing, a deletion one to nothing).
+func lines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return difflib.SplitLines(strings.TrimSuffix(s, "\n"))
 }
 
 // Field is a parsed field path: spec.replicas,

@@ -123,6 +123,9 @@ func TestYAMLAndDiff(t *testing.T) {
 	if n := strings.Count(diff, "\n-") + strings.Count(diff, "\n+"); n != 3 { // "+++" and one line each way
 		t.Errorf("diff has %d changed lines, want one each way:\n%s", n-1, diff)
 	}
+	if created := Diff("", a, "nothing", "10"); strings.Count(created, "\n+") != strings.Count(a, "\n")+1 || strings.Contains(created, "\n \n") {
+		t.Errorf("a creation is not all added lines:\n%s", created)
+	}
 	if d := Diff(a, a, "10", "10"); d != "" {
 		t.Errorf("diff of equal texts: %q", d)
 	}
