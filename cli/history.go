@@ -209,7 +209,11 @@ func objectName(h *history.History) string {
 // summary says how many versions there are and what is missing before
 // the oldest.
 func summary(h *history.History) string {
-	s := fmt.Sprintf("%s: %d versions, kept for %s", objectName(h), len(h.Versions), h.Retention)
+	plural := "s"
+	if len(h.Versions) == 1 {
+		plural = ""
+	}
+	s := fmt.Sprintf("%s: %d version%s, kept for %s", objectName(h), len(h.Versions), plural, h.Retention)
 	switch {
 	case h.Truncated:
 		s += " (older versions left out by --limit)"
