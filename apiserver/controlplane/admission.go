@@ -25,7 +25,10 @@ func (cp *ControlPlane) installAdmission() {
 	src := newRegistrySource(cp.localRegistries)
 	// The workload controllers (pvc- and pv-protection among them) run
 	// with simulated nodes.
-	chain, err := admission.NewChain(src, admission.ChainOptions{StorageProtection: cp.opts.Nodes > 0 && !cp.opts.DisableControllers})
+	chain, err := admission.NewChain(src, admission.ChainOptions{
+		StorageProtection: cp.opts.Nodes > 0 && !cp.opts.DisableControllers,
+		Authorizer:        cp.authorizer,
+	})
 	if err != nil {
 		// Only a broken Pod Security policy library gets here.
 		panic("controlplane: building the admission chain: " + err.Error())

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/devplane/devplane/apiserver/authn"
+	"github.com/devplane/devplane/apiserver/authz"
 	"github.com/devplane/devplane/apiserver/controllers"
 	"github.com/devplane/devplane/apiserver/faults"
 	"github.com/devplane/devplane/apiserver/healthz"
@@ -60,6 +61,8 @@ type ControlPlane struct {
 	// saIssuer signs service account tokens (TokenRequest, and the
 	// legacy ones the token controller keeps in Secrets).
 	saIssuer *serviceaccount.Issuer
+	// authorizer decides requests; admission's CEL asks it too.
+	authorizer authz.Authorizer
 	// workloads are the simulated nodes, scheduler and workload
 	// controllers (nil with no nodes).
 	workloads *workloads.Machinery
@@ -179,7 +182,7 @@ func (cp *ControlPlane) buildChain() error {
 	if err != nil {
 		return err
 	}
-	cp.saIssuer = sec.issuer
+	cp.saIssuer, cp.authorizer = sec.issuer, sec.authorizer
 	var authenticators authn.Authenticator = sec.authenticator
 	config := func(name string) server.CompletedConfig {
 		c := &server.Config{

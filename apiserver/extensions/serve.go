@@ -172,6 +172,12 @@ func (e *Extensions) buildServed(crd *apiextensionsv1.CustomResourceDefinition, 
 			Custom:       true,
 			FieldManager: patch.NewCustomFieldManager(gvk, func() managedfields.TypeConverter { return patch.CustomResourceTypeConverter(v) }),
 		}
+		if v.StatusEnabled {
+			// kube's custom resource strategies: the main resource resets
+			// the status, /status the spec.
+			res.FieldManager.ResetOn("", "status")
+			res.FieldManager.ResetOn("status", "spec")
+		}
 		if !v.PreserveUnknownFields {
 			res.UnknownFields = func(u *unstructured.Unstructured) []string {
 				unknown, _ := v.Prune(u.DeepCopy())
