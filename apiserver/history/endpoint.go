@@ -54,7 +54,8 @@ type Version struct {
 	User        string    `json:"user,omitempty"`
 	Verb        string    `json:"verb,omitempty"`
 	Subresource string    `json:"subresource,omitempty"`
-	// FieldManager is the managedFields entry the write added or changed.
+	// FieldManager is the writer's (Writer.FieldManager); when not
+	// recorded, the managedFields entry the version added or changed.
 	FieldManager string `json:"fieldManager,omitempty"`
 	// Recorded: user, verb and time come from the record made at write time
 	// (false: the write was before this server started, or is older than

@@ -22,7 +22,7 @@ type CompactorOptions struct {
 	// Interval is how often to compact.
 	Interval time.Duration
 	// Retention is how long a revision is kept at least (one interval when
-	// shorter)...
+	// it is shorter).
 	Retention time.Duration
 	// MaxRevisions, when > 0, bounds the revisions kept, whatever their age
 	// (checked once an interval): the database stays well within etcd's
