@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -130,9 +135,10 @@ func TestHistoryNamesWhoScaled(t *testing.T) {
 	}
 }
 
-// Only cluster admins read history; bad queries get a Status.
+// Only cluster admins read history; bad queries get a Status; custom
+// resources have history too.
 func TestHistoryEndpointAnswers(t *testing.T) {
-	env := testenv.StartT(t, testenv.Options{})
+	env := testenv.StartT(t, testenv.Options{CRDDirectoryPaths: []string{"../testdata/examples/crds/widgets.yaml"}})
 	ctx := t.Context()
 	get := func(c *kubernetes.Clientset, query map[string]string) error {
 		req := c.CoreV1().RESTClient().Get().AbsPath(history.Path)
@@ -163,6 +169,21 @@ func TestHistoryEndpointAnswers(t *testing.T) {
 		if err := get(admin, bad.query); !bad.is(err) {
 			t.Errorf("%v: %v", bad.query, err)
 		}
+	}
+
+	widgets := dynamic.NewForConfigOrDie(env.Config()).Resource(
+		schema.GroupVersionResource{Group: "examples.devplane.dev", Version: "v1", Resource: "widgets"}).Namespace("default")
+	w := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "examples.devplane.dev/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": "w"}, "spec": map[string]any{"message": "hello"}}}
+	if _, err := widgets.Create(ctx, w, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := widgets.Patch(ctx, "w", types.MergePatchType, []byte(`{"spec":{"message":"bye"}}`), metav1.PatchOptions{FieldManager: "greeter"}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := devplaneIn(t, "history", "--kubeconfig", env.KubeconfigPath(), "widgets.examples.devplane.dev", "w", "--field", "spec.message")
+	if err != nil || !strings.Contains(out, "2 versions") || !regexp.MustCompile(`greeter +hello → bye`).MatchString(out) {
+		t.Errorf("a custom resource's history: %v\n%s", err, out)
 	}
 }
 
