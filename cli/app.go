@@ -39,6 +39,7 @@ func NewApp() *cli.App {
 			kubeconfigCommand(),
 			resetCommand(),
 			faultCommand(),
+			historyCommand(),
 			versionCommand(),
 			completionCommand(),
 		},

@@ -37,6 +37,16 @@ func (cp *ControlPlane) installAdmission() {
 	for _, reg := range cp.extensionRegistries() {
 		reg.SetAdmission(chain)
 	}
+	cp.recordWriters()
+}
+
+// recordWriters makes the core and extensions registries' stores tell
+// who made each write (object history: apiserver/history).
+func (cp *ControlPlane) recordWriters() {
+	cp.CoreRegistry.SetWriteRecorder(cp.writers)
+	for _, reg := range cp.extensionRegistries() {
+		reg.SetWriteRecorder(cp.writers)
+	}
 }
 
 // registrySource reads what admission needs straight from the local

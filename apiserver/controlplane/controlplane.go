@@ -21,6 +21,7 @@ import (
 	"github.com/devplane/devplane/apiserver/controllers"
 	"github.com/devplane/devplane/apiserver/faults"
 	"github.com/devplane/devplane/apiserver/healthz"
+	"github.com/devplane/devplane/apiserver/history"
 	"github.com/devplane/devplane/apiserver/metrics"
 	"github.com/devplane/devplane/apiserver/openapi"
 	"github.com/devplane/devplane/apiserver/registry"
@@ -77,6 +78,8 @@ type ControlPlane struct {
 	metrics *metrics.Metrics
 	// faults are the failures injected into requests (none until set).
 	faults *faults.Injector
+	// writers are who made the stores' recent writes (object history).
+	writers *history.Recorder
 
 	steps     *steps
 	stopOnce  sync.Once
@@ -93,6 +96,8 @@ func New(ctx context.Context, opts Options) (*ControlPlane, error) {
 		return nil, err
 	}
 	cp := &ControlPlane{opts: opts, logger: opts.Logger, steps: newSteps(), startedAt: time.Now(), metrics: metrics.New(), faults: faults.NewInjector()}
+	// Writers are remembered as long as etcd may keep their versions.
+	cp.writers = history.NewRecorder(opts.HistoryRetention+CompactionInterval, 0)
 	ok := false
 	defer func() {
 		if !ok {
@@ -221,6 +226,7 @@ func (cp *ControlPlane) buildChain() error {
 	cp.Aggregator.Handle(faults.Path, faultsHandler)
 	cp.Aggregator.HandleMethod(http.MethodPost, faults.Path, faultsHandler)
 	cp.Aggregator.HandleMethod(http.MethodDelete, faults.Path+"/:name", faultsHandler)
+	cp.Aggregator.Handle(history.Path, history.Handler(cp.localRegistries, cp.writers, cp.opts.HistoryRetention))
 	if cp.opts.Profiling {
 		cp.installProfiling()
 	}
@@ -245,9 +251,15 @@ func (cp *ControlPlane) installCore() error {
 	if err := cp.Core.AddReadyzChecks(etcdCheck("etcd-readiness")); err != nil {
 		return err
 	}
-	// Keep the etcd history bounded; the watch cache survives compaction.
+	// Keep the etcd history bounded, to the retention object history
+	// needs; the watch cache survives compaction.
 	if err := cp.Core.AddPostStartHook("start-etcd-compactor", func(ctx context.Context) error {
-		go storage.StartCompactor(ctx, cp.Etcd.Client(), CompactionInterval, cp.logger.With("component", "compactor"))
+		storage.StartCompactor(ctx, cp.Etcd.Client(), storage.CompactorOptions{
+			Interval:     min(CompactionInterval, cp.opts.HistoryRetention),
+			Retention:    cp.opts.HistoryRetention,
+			MaxRevisions: max(cp.opts.HistoryMaxRevisions, 0),
+			Logger:       cp.logger.With("component", "compactor"),
+		})
 		return nil
 	}); err != nil {
 		return err
@@ -255,8 +267,8 @@ func (cp *ControlPlane) installCore() error {
 	return cp.installCoreAPI()
 }
 
-// CompactionInterval is how often etcd history older than one interval is
-// compacted away (kube-apiserver's default).
+// CompactionInterval is how often etcd history older than the history
+// retention is compacted away (kube-apiserver's default interval).
 const CompactionInterval = 5 * time.Minute
 
 // URL is where clients reach the API.

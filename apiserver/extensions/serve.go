@@ -227,6 +227,16 @@ func (s *versionStorage) Observe(o *storage.Observer) (func(), bool) {
 	return nil, false
 }
 
+// Versions reads an object's past versions as etcd holds them, in the
+// storage version (object history shows what was stored).
+func (s *versionStorage) Versions(ctx context.Context, key string, deletedAt []int64, limit int) ([]storage.Version, bool, bool, error) {
+	v, ok := s.under.(storage.Versioned)
+	if !ok {
+		return nil, false, false, apierrors.NewInternalError(fmt.Errorf("%s: no history", s.gvk.Kind))
+	}
+	return v.Versions(ctx, key, deletedAt, limit)
+}
+
 func conversionError(err error) error {
 	if _, ok := err.(apierrors.APIStatus); ok {
 		return err
