@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -34,8 +35,11 @@ func snapshotCommand() *cli.Command {
 			Usage: "an admin kubeconfig for a running instance (default: the instance's)"})
 	}
 	file := func(c *cli.Context, verb string) (string, error) {
+		if c.NArg() > 1 && strings.HasPrefix(c.Args().Get(1), "-") {
+			return "", exitf(1, "error: flags go before the file: devplane snapshot %s [flags] FILE", verb)
+		}
 		if c.NArg() != 1 {
-			return "", exitf(1, "error: name the file: devplane snapshot %s FILE [flags]", verb)
+			return "", exitf(1, "error: name one file: devplane snapshot %s [flags] FILE", verb)
 		}
 		return c.Args().First(), nil
 	}
