@@ -22,8 +22,8 @@ const ContentType = "application/vnd.devplane.snapshot"
 // maxUpload bounds a restore's body.
 const maxUpload = 4 << 30
 
-// Served is a running server's side of the endpoint.
-type Served interface {
+// Server is a running server's side of the endpoint.
+type Server interface {
 	// TakeSnapshot reads the current state.
 	TakeSnapshot(ctx context.Context) (*Snapshot, error)
 	// RestoreSnapshot writes s back and returns once the server's caches
@@ -34,7 +34,7 @@ type Served interface {
 // Handler serves Path: GET answers with a snapshot file, PUT restores the
 // snapshot file in its body and answers with the Result as JSON. Errors
 // are kube Statuses.
-func Handler(srv Served) http.Handler {
+func Handler(srv Server) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
 		case http.MethodGet:

@@ -17,10 +17,12 @@ package snapshot
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -38,6 +40,9 @@ type Snapshot struct {
 	Revision int64
 	// KVs are the keys and values, sorted by key.
 	KVs []KV
+
+	servedOnce sync.Once
+	served     []Served
 }
 
 // KV is one stored object.
@@ -208,4 +213,62 @@ func (s *Snapshot) Keys(prefix string) []KV {
 		hi++
 	}
 	return s.KVs[lo:hi]
+}
+
+// CRDKeys is where CustomResourceDefinitions are stored.
+const CRDKeys = "/registry/apiextensions.k8s.io/customresourcedefinitions/"
+
+// Served is a resource version an Established CRD in a snapshot serves.
+type Served struct {
+	Key                      string // the CRD's key
+	Group, Version, Resource string
+}
+
+// ServedByCRDs lists what the snapshot's Established CRDs serve, read
+// once per snapshot (a CRD's stored JSON is mostly its schema, which is
+// skipped).
+func (s *Snapshot) ServedByCRDs() []Served {
+	s.servedOnce.Do(func() {
+		for _, kv := range s.Keys(CRDKeys) {
+			var crd storedCRD
+			if json.Unmarshal(kv.Value, &crd) != nil || !crd.established() {
+				continue // not served either way
+			}
+			for _, v := range crd.Spec.Versions {
+				if v.Served {
+					s.served = append(s.served, Served{kv.Key, crd.Spec.Group, v.Name, crd.Spec.Names.Plural})
+				}
+			}
+		}
+	})
+	return s.served
+}
+
+// storedCRD is what ServedByCRDs reads of a stored CRD.
+type storedCRD struct {
+	Spec struct {
+		Group string `json:"group"`
+		Names struct {
+			Plural string `json:"plural"`
+		} `json:"names"`
+		Versions []struct {
+			Name   string `json:"name"`
+			Served bool   `json:"served"`
+		} `json:"versions"`
+	} `json:"spec"`
+	Status struct {
+		Conditions []struct {
+			Type   string `json:"type"`
+			Status string `json:"status"`
+		} `json:"conditions"`
+	} `json:"status"`
+}
+
+func (c *storedCRD) established() bool {
+	for _, cond := range c.Status.Conditions {
+		if cond.Type == "Established" && cond.Status == "True" {
+			return true
+		}
+	}
+	return false
 }

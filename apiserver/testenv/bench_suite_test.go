@@ -3,6 +3,8 @@ package testenv_test
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -109,4 +111,85 @@ func BenchmarkSuite20Specs(b *testing.B) {
 	b.ReportMetric(float64(shared.Milliseconds())/n, "shared-ms")
 	b.ReportMetric(fresh.Seconds()/shared.Seconds(), "fresh/shared")
 	b.ReportMetric(0, "ns/op") // the op is both suites; the metrics above split it
+}
+
+// parallelSpecs is how many specs of the suite run at once (issue 33:
+// 8 in parallel on 2 cores).
+const parallelSpecs = 8
+
+// BenchmarkSuite20SpecsParallel runs the 20-spec suite with a fresh
+// devplane per spec (Start, client, spec, Stop), 8 specs at a time, as
+// `go test -parallel 8` or Ginkgo's -p would, and reports:
+//
+//   - wall-ms: the suite's wall time;
+//   - cpu-ms-per-spec: the process's CPU time per spec (a loaded machine
+//     stretches wall time, not this);
+//   - heap-MB-per-instance: the live heap 8 idle instances add, each,
+//     after a GC (testenv, etcd without fsync).
+//
+// No timing is asserted; issue 33 asks ≤ 1.5 s and ≤ 40 MB.
+func BenchmarkSuite20SpecsParallel(b *testing.B) {
+	ctx := context.Background()
+	// Measured first, before any instance has come and gone.
+	heap := heapPerInstance(b, parallelSpecs)
+	var wall, cpu time.Duration
+	for b.Loop() {
+		start, startCPU := time.Now(), processCPU()
+		sem := make(chan struct{}, parallelSpecs)
+		var wg sync.WaitGroup
+		errs := make(chan error, suiteSpecs)
+		for i := range suiteSpecs {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				env, err := testenv.Start(ctx, testenv.Options{})
+				if err != nil {
+					errs <- err
+					return
+				}
+				runSpec(b, ctx, newSuiteClient(b, env.Config()), i)
+				if err := env.Stop(); err != nil {
+					errs <- err
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			b.Fatal(err)
+		}
+		wall += time.Since(start)
+		cpu += processCPU() - startCPU
+	}
+	b.ReportMetric(float64(wall.Milliseconds())/float64(b.N), "wall-ms")
+	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N*suiteSpecs), "cpu-ms-per-spec")
+	b.ReportMetric(heap/(1<<20), "heap-MB-per-instance")
+	b.ReportMetric(0, "ns/op") // the op is the suite; the metrics above split it
+}
+
+// heapPerInstance is the live heap n idle instances add, each.
+func heapPerInstance(b *testing.B, n int) float64 {
+	live := func() uint64 {
+		runtime.GC()
+		runtime.GC() // what finalizers released
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	before := live()
+	envs := make([]*testenv.Instance, n)
+	for i := range envs {
+		env, err := testenv.Start(context.Background(), testenv.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		envs[i] = env
+	}
+	after := live()
+	for _, env := range envs {
+		if err := env.Stop(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return float64(after-before) / float64(n)
 }
