@@ -7,6 +7,19 @@
 //
 // Every Instance has its own data dir, port and CA, so tests can start
 // several at once, in parallel.
+//
+// Snapshots and forks: once a suite's fixtures are loaded, Snapshot takes
+// the whole API state in milliseconds; Restore puts it back between specs
+// (time moves forward: restored objects get new resourceVersions, and
+// watches receive the events that lead to the restored state), and
+// Options.From starts a new Instance on it, so parallel specs each get a
+// copy of their own:
+//
+//	snap, _ := env.Snapshot(ctx)           // in TestMain or a BeforeSuite
+//	fork := testenv.StartT(t, testenv.Options{From: snap}) // per spec, in parallel
+//
+// A fork of a freshly started Instance's snapshot is also the cheapest
+// fresh instance: it skips the bootstrap writes a Start makes.
 package testenv
 
 import (
