@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -410,5 +411,58 @@ func TestSnapshotEndpoint(t *testing.T) {
 	}
 	if err := admin.Post().AbsPath(snapshot.Path).Body(raw).Do(ctx).Error(); err == nil {
 		t.Error("POST accepted")
+	}
+}
+
+// What lives beside the objects follows a restore: a cluster IP allocated
+// since is free again, and an admission policy created since no longer
+// denies, from the first request after Restore returns.
+func TestRestoreFreesAllocationsAndAdmission(t *testing.T) {
+	env := testenv.StartT(t, testenv.Options{})
+	ctx := t.Context()
+	c := clientFor(t, env.Config())
+	snap, err := env.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: corev1.ServiceSpec{
+		ClusterIP: "10.0.0.42", Ports: []corev1.ServicePort{{Port: 80, NodePort: 30080}}, Type: corev1.ServiceTypeNodePort}}
+	if _, err := c.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deny := &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "no-configmaps"},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{Operations: []admissionregistrationv1.OperationType{"CREATE"},
+					Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}}}}}},
+			Validations: []admissionregistrationv1.Validation{{Expression: "false", Message: "no ConfigMaps"}},
+		}}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: "no-configmaps"},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: "no-configmaps",
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}}}
+	vap := c.AdmissionregistrationV1()
+	if _, err := vap.ValidatingAdmissionPolicies().Create(ctx, deny, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := vap.ValidatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}
+	err = wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := c.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return apierrors.IsInvalid(err) || apierrors.IsForbidden(err), nil
+	})
+	if err != nil {
+		t.Fatalf("the policy never denied: %v", err)
+	}
+
+	if err := env.Restore(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Errorf("a create right after the restore: %v (the policy is gone with it)", err)
+	}
+	if _, err := c.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Errorf("the same cluster IP and node port again: %v", err)
 	}
 }
