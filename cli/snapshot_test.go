@@ -66,7 +66,8 @@ func TestSnapshotSaveRestoreRunningAndStopped(t *testing.T) {
 	if r := run(t, devplaneBin, "snapshot", "save", "--data-dir", dir, offlineFile); r.code != 0 || !strings.Contains(r.stdout, "saved") {
 		t.Fatalf("snapshot save (stopped): %d %q %q", r.code, r.stdout, r.stderr)
 	}
-	if r := run(t, devplaneBin, "snapshot", "restore", "--data-dir", dir, offlineFile); r.code != 0 || !strings.Contains(r.stdout, ": 0 objects written") { // (Events, not kept, may go)
+	// Restoring the state it holds writes nothing (Events, never kept, may go).
+	if r := run(t, devplaneBin, "snapshot", "restore", "--data-dir", dir, offlineFile); r.code != 0 || !strings.Contains(r.stdout, ": 0 objects written") {
 		t.Errorf("restoring the state it holds changes nothing: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 	startUp(t, dir)
