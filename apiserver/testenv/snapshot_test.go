@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -464,5 +465,32 @@ func TestRestoreFreesAllocationsAndAdmission(t *testing.T) {
 	}
 	if _, err := c.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		t.Errorf("the same cluster IP and node port again: %v", err)
+	}
+}
+
+// A fork given the Webhooks its parent had points them at its own server,
+// in place of the parent's in the snapshot.
+func TestForkWithWebhooksPointsThemAtItself(t *testing.T) {
+	validating, err := readWebhookConfig(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := testenv.Options{Webhooks: testenv.WebhookOptions{Validating: validating}}
+	parent := testenv.StartT(t, opts)
+	snap, err := parent.Snapshot(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.From = snap
+	fork := testenv.StartT(t, opts)
+	_, forkPort := fork.WebhookAddr()
+	_, parentPort := parent.WebhookAddr()
+	got, err := clientFor(t, fork.Config()).AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(t.Context(), validating[0].Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := *got.Webhooks[0].ClientConfig.URL
+	if !strings.Contains(url, fmt.Sprintf(":%d/", forkPort)) || forkPort == parentPort {
+		t.Errorf("the fork's webhook URL %s, want the fork's port %d (the parent's is %d)", url, forkPort, parentPort)
 	}
 }

@@ -82,7 +82,9 @@ type Options struct {
 	// and CRDs are in etcd before the server starts, which then comes up
 	// on them as on a restart, and a snapshot taken by Instance.Snapshot
 	// brings its instance's certificates along. CRDs and Webhooks above
-	// are installed on top. Reset returns to the snapshot's state.
+	// are installed on top, replacing those of the same name (a parent's
+	// webhook configurations point at the parent's server). Reset returns
+	// to the snapshot's state.
 	// Workloads are not in a snapshot: set Workloads for the fork too if
 	// the snapshot's nodes should run its pods.
 	From *Snapshot
