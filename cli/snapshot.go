@@ -68,7 +68,7 @@ func snapshotCommand() *cli.Command {
 					if err := writeSnapshotFile(path, s); err != nil {
 						return exitf(1, "error: %v", err)
 					}
-					fmt.Fprintf(c.App.Writer, "saved %d objects at revision %d to %s\n", len(s.KVs), s.Revision, path)
+					fmt.Fprintf(c.App.Writer, "saved %d objects (%.1f MB) at revision %d to %s\n", len(s.KVs), float64(s.Size())/1e6, s.Revision, path)
 					return nil
 				},
 			},

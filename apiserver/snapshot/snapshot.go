@@ -120,8 +120,8 @@ func Restore(ctx context.Context, client *clientv3.Client, s *Snapshot) (Result,
 	return Result{}, fmt.Errorf("restoring a snapshot: %w", ErrConflict)
 }
 
-// op is one planned change: a put of value, or a delete (value nil),
-// guarded by the key's modRevision when read (0: absent).
+// op is one planned change, a put of value or a delete, guarded by the
+// key's modRevision when read (0: absent).
 type op struct {
 	key         string
 	value       []byte
