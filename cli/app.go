@@ -1,5 +1,5 @@
 // Package cli is devplane's command line: `up`, `down`, `wait`, `status`,
-// `kubeconfig`, `reset`, `fault`, `version` and `completion`. Each command follows kube-apiserver's options
+// `kubeconfig`, `reset`, `fault`, `snapshot`, `version` and `completion`. Each command follows kube-apiserver's options
 // pattern: flags fill Options, Complete() fills defaults, Validate() reports
 // every problem at once, Run() does the work.
 package cli
@@ -40,6 +40,7 @@ func NewApp() *cli.App {
 			resetCommand(),
 			faultCommand(),
 			historyCommand(),
+			snapshotCommand(),
 			versionCommand(),
 			completionCommand(),
 		},

@@ -27,6 +27,7 @@ import (
 	"github.com/devplane/devplane/apiserver/registry"
 	"github.com/devplane/devplane/apiserver/server"
 	"github.com/devplane/devplane/apiserver/serviceaccount"
+	"github.com/devplane/devplane/apiserver/snapshot"
 	"github.com/devplane/devplane/apiserver/storage"
 	"github.com/devplane/devplane/apiserver/workloads"
 	"github.com/devplane/devplane/certs"
@@ -121,6 +122,14 @@ func New(ctx context.Context, opts Options) (*ControlPlane, error) {
 		return err
 	}); err != nil {
 		return nil, err
+	}
+	if opts.InitialState != nil {
+		if err := cp.steps.run("initial state", func() error {
+			_, err := snapshot.Restore(ctx, cp.Etcd.Client(), opts.InitialState)
+			return err
+		}); err != nil {
+			return nil, err
+		}
 	}
 	if err := cp.listen(); err != nil {
 		return nil, err
@@ -227,6 +236,7 @@ func (cp *ControlPlane) buildChain() error {
 	cp.Aggregator.HandleMethod(http.MethodPost, faults.Path, faultsHandler)
 	cp.Aggregator.HandleMethod(http.MethodDelete, faults.Path+"/:name", faultsHandler)
 	cp.Aggregator.Handle(history.Path, history.Handler(cp.localRegistries, cp.writers, cp.opts.HistoryRetention))
+	cp.installSnapshots()
 	if cp.opts.Profiling {
 		cp.installProfiling()
 	}

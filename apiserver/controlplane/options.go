@@ -13,6 +13,7 @@ import (
 
 	"github.com/devplane/devplane/apiserver/registry"
 	"github.com/devplane/devplane/apiserver/serviceaccount"
+	"github.com/devplane/devplane/apiserver/snapshot"
 	"github.com/devplane/devplane/apiserver/workloads"
 )
 
@@ -115,6 +116,11 @@ type Options struct {
 	// Profiling serves Go's profiles at /debug/pprof/ (kube-apiserver's
 	// --profiling); cluster admins only.
 	Profiling bool
+
+	// InitialState, when set, is written into etcd before any server
+	// starts: the servers then start on it as on a restart (a fork of the
+	// instance the snapshot was taken from).
+	InitialState *snapshot.Snapshot
 
 	Logger *slog.Logger // slog.Default() when nil
 }
