@@ -22,6 +22,7 @@ const (
 	catKubeconfig = "Kubeconfig"
 	catLogging    = "Logging"
 	catWorkloads  = "Workloads"
+	catAudit      = "Auditing"
 )
 
 // NewApp builds the devplane command line.

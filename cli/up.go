@@ -70,6 +70,9 @@ type UpOptions struct {
 	ClusterCIDR      string
 	NodeCIDRMaskSize int
 
+	// Auditing
+	Audit auditFlags
+
 	// Filled by Complete and Validate.
 	bindIP      net.IP
 	advertiseIP net.IP
@@ -85,7 +88,7 @@ type UpOptions struct {
 }
 
 func (o *UpOptions) flags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "name", Value: controlplane.DefaultName, Category: catGeneric, Destination: &o.Name,
 			Usage: "instance name: several instances with different names run side by side"},
 		&cli.StringFlag{Name: "data-dir", Category: catGeneric, Destination: &o.DataDir,
@@ -144,7 +147,7 @@ func (o *UpOptions) flags() []cli.Flag {
 			Usage: "the pod network, split into one block per simulated node (as kube-controller-manager's flag)"},
 		&cli.IntFlag{Name: "node-cidr-mask-size", Value: workloads.DefaultNodeCIDRMaskSize, Category: catWorkloads, Destination: &o.NodeCIDRMaskSize,
 			Usage: "the prefix length of each node's block of --cluster-cidr (as kube-controller-manager's flag)"},
-	}
+	}, o.Audit.flags()...)
 }
 
 // Complete fills in defaults derived from other options.
@@ -291,6 +294,7 @@ func (o *UpOptions) controlPlaneOptions() controlplane.Options {
 		NodeCIDRMaskSize:      o.NodeCIDRMaskSize,
 
 		DisableCompressionForClientIPs: o.uncompressed,
+		Audit:                          o.Audit.options(),
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/devplane/devplane/apiserver/authn"
 	"github.com/devplane/devplane/apiserver/controllers"
+	"github.com/devplane/devplane/apiserver/audit"
 	"github.com/devplane/devplane/apiserver/faults"
 	"github.com/devplane/devplane/apiserver/healthz"
 	"github.com/devplane/devplane/apiserver/metrics"
@@ -74,6 +75,8 @@ type ControlPlane struct {
 	metrics *metrics.Metrics
 	// faults are the failures injected into requests (none until set).
 	faults *faults.Injector
+	// auditor records requests: the recent-request ring, the audit log.
+	auditor *audit.Auditor
 
 	steps     *steps
 	stopOnce  sync.Once
@@ -90,6 +93,10 @@ func New(ctx context.Context, opts Options) (*ControlPlane, error) {
 		return nil, err
 	}
 	cp := &ControlPlane{opts: opts, logger: opts.Logger, steps: newSteps(), startedAt: time.Now(), metrics: metrics.New(), faults: faults.NewInjector()}
+	var err error
+	if cp.auditor, err = opts.Audit.NewAuditor(); err != nil {
+		return nil, err
+	}
 	ok := false
 	defer func() {
 		if !ok {
@@ -190,6 +197,7 @@ func (cp *ControlPlane) buildChain() error {
 			DisableCompressionForClientIPs: cp.opts.DisableCompressionForClientIPs,
 			Metrics:                        cp.metrics,
 			Faults:                         cp.faults,
+			Auditor:                        cp.auditor,
 		}
 		return c.Complete()
 	}
@@ -218,6 +226,7 @@ func (cp *ControlPlane) buildChain() error {
 	cp.Aggregator.Handle(faults.Path, faultsHandler)
 	cp.Aggregator.HandleMethod(http.MethodPost, faults.Path, faultsHandler)
 	cp.Aggregator.HandleMethod(http.MethodDelete, faults.Path+"/:name", faultsHandler)
+	cp.Aggregator.Handle(audit.RecentPath, audit.Handler(cp.auditor))
 	if cp.opts.Profiling {
 		cp.installProfiling()
 	}
@@ -274,7 +283,15 @@ func (cp *ControlPlane) Run(ctx context.Context) error {
 		return err
 	}
 	cp.prepared.Store(prepared)
+	stopAudit := make(chan struct{})
+	if err := cp.auditor.Run(stopAudit); err != nil {
+		cp.stopStorage()
+		return fmt.Errorf("starting the audit backends: %w", err)
+	}
 	runErr := prepared.Run(ctx)
+	// Requests have drained: what the audit backends hold is complete.
+	close(stopAudit)
+	cp.auditor.Shutdown()
 	cp.stopStorage()
 	return runErr
 }
@@ -347,3 +364,6 @@ func (cp *ControlPlane) stopCachers(bound time.Duration) {
 
 // Faults are the rules injecting failures into this devplane's requests.
 func (cp *ControlPlane) Faults() *faults.Injector { return cp.faults }
+
+// Auditor records this devplane's requests (the recent-request ring).
+func (cp *ControlPlane) Auditor() *audit.Auditor { return cp.auditor }

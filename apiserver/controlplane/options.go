@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/devplane/devplane/apiserver/audit"
 	"github.com/devplane/devplane/apiserver/registry"
 	"github.com/devplane/devplane/apiserver/serviceaccount"
 	"github.com/devplane/devplane/apiserver/workloads"
@@ -103,6 +104,10 @@ type Options struct {
 	// --profiling); cluster admins only.
 	Profiling bool
 
+	// Audit are kube-apiserver's audit flags (policy, log, webhook) and
+	// the size of the recent-request ring, which is always kept.
+	Audit audit.Options
+
 	Logger *slog.Logger // slog.Default() when nil
 }
 
@@ -150,6 +155,7 @@ func (o *Options) Complete() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	o.Audit.Complete()
 }
 
 // Validate reports every problem with completed options at once, each
@@ -187,5 +193,6 @@ func (o *Options) Validate() error {
 			add("--cluster-cidr %s overlaps --service-cluster-ip-range %s: pods and Services need addresses of their own", p, s)
 		}
 	}
+	errs = append(errs, o.Audit.Validate()...)
 	return errors.Join(errs...)
 }

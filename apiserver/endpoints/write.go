@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/devplane/devplane/apiserver/admission"
+	"github.com/devplane/devplane/apiserver/audit"
 	"github.com/devplane/devplane/apiserver/patch"
 	"github.com/devplane/devplane/apiserver/registry"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -261,6 +262,7 @@ func (h *handler) create(ctx context.Context, w http.ResponseWriter, r *http.Req
 		h.writeError(w, r, err)
 		return
 	}
+	h.auditRequestObject(ctx, wr, obj)
 	applyDefaults(sc.res, obj)
 	obj = trackManagedFields(sc.res.FieldManager, nil, obj, manager(r, opts.FieldManager), "")
 	out, err := sc.res.Store.Create(ctx, sc.namespace, obj, opts)
@@ -288,6 +290,7 @@ func (h *handler) update(ctx context.Context, w http.ResponseWriter, r *http.Req
 			h.writeError(w, r, err)
 			return
 		}
+		h.auditRequestObject(ctx, wr, requested)
 		out, err := sc.res.Store.UpdateScale(ctx, sc.namespace, sc.info.Name,
 			func(context.Context, *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
 				return requested.(*autoscalingv1.Scale).DeepCopy(), nil
@@ -305,6 +308,7 @@ func (h *handler) update(ctx context.Context, w http.ResponseWriter, r *http.Req
 		h.writeError(w, r, err)
 		return
 	}
+	h.auditRequestObject(ctx, wr, obj)
 	if acc, err := meta.Accessor(obj); err == nil && acc.GetName() != sc.info.Name {
 		h.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf(
 			"the name of the object (%s) does not match the name on the URL (%s)", acc.GetName(), sc.info.Name)))
@@ -327,6 +331,14 @@ func (h *handler) update(ctx context.Context, w http.ResponseWriter, r *http.Req
 		code = http.StatusCreated
 	}
 	h.respond(ctx, w, r, code, out, sc, mc)
+}
+
+// auditRequestObject tells the request's audit record what the body
+// sent: the objectRef's missing parts and, when the policy keeps it, the
+// body as JSON.
+func (h *handler) auditRequestObject(ctx context.Context, wr *writeRequest, obj runtime.Object) {
+	acc, _ := obj.(metav1.Object)
+	audit.LogRequestObject(ctx, acc, wr.body, wr.mediaType == runtime.ContentTypeJSON, func() []byte { return h.encodeJSON(obj) })
 }
 
 // manager names who made a write: the request's fieldManager, or what kube
@@ -424,6 +436,7 @@ func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		return
 	}
 	body, validation, wn := wr.body, wr.validation, wr.wn
+	audit.LogRequestPatch(ctx, body)
 	ctx = admission.WithWarnings(ctx, wn.add)
 	// Duplicate fields in an apply body are reported as kube reports them:
 	// only once the apply itself succeeded, so an unknown field's error

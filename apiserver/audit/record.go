@@ -1,0 +1,332 @@
+// Package audit records what the API server is asked and what it answers.
+// Every request gets a Record (its audit ID echoed in the Audit-Id
+// header); finished records go to a bounded ring of recent requests that is
+// always on (Metadata level, with latency and response size), served to
+// cluster admins at RecentPath. With a kube audit policy (audit.k8s.io/v1
+// Policy), records are also written as kube-apiserver writes them: audit
+// Events at their stages, to a log file and/or a webhook, through kube's
+// own policy evaluation and backends.
+//
+// The filters (apiserver/filters) open and close records; the handlers
+// add to them through the request's context: authorization's decision,
+// impersonation, the request and response objects, admission annotations,
+// injected faults.
+package audit
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	auditinternal "k8s.io/apiserver/pkg/apis/audit"
+
+	"github.com/devplane/devplane/apiserver/request"
+)
+
+// HeaderAuditID is the header that carries a request's audit ID, in the
+// response always, in the request when the client chose it.
+const HeaderAuditID = "Audit-Id"
+
+// Annotation keys as kube-apiserver sets them.
+const (
+	AnnotationDecision = "authorization.k8s.io/decision"
+	AnnotationReason   = "authorization.k8s.io/reason"
+	// AnnotationFault names the fault apiserver/faults injected.
+	AnnotationFault = "devplane.dev/fault"
+	// AnnotationLatency and AnnotationBytes carry what the ring adds to
+	// an Event when it serves one: how long the request took and how many
+	// response bytes were written.
+	AnnotationLatency = "devplane.dev/latency"
+	AnnotationBytes   = "devplane.dev/response-bytes"
+)
+
+const maxUserAgentLength = 1024 // as kube, which truncates longer ones
+
+// Record is one request as audit sees it. The filters own it; handlers
+// add to it through the functions of this package, which lock it.
+type Record struct {
+	mu sync.Mutex
+
+	ID        string
+	Received  time.Time
+	Latency   time.Duration // set when the request ends
+	Method    string
+	URI       string
+	UserAgent string
+	SourceIPs []string
+	Info      *request.RequestInfo // nil when the path could not be parsed
+
+	User         *request.User // the authenticated user (nil before, or when it failed)
+	Impersonated *request.User
+
+	// What the request object adds to the objectRef (kube completes it
+	// from the object a create or update sends).
+	Name, Namespace, UID, ResourceVersion string
+
+	Code   int            // the response's HTTP status
+	Status *metav1.Status // the Status an error response carried
+	Bytes  int64          // response bytes written
+
+	Annotations []Annotation
+
+	// Set by the policy: the level this request is written at to the
+	// backends (LevelNone: not written; the ring keeps Metadata).
+	level             auditinternal.Level
+	omitStages        []auditinternal.Stage
+	omitManagedFields bool
+	evaluated         bool
+	longRunning       bool // writes a ResponseStarted stage
+	watch             bool // counted in OpenWatches
+	authFailed        bool
+	auditor           *Auditor
+	responseStarted   bool
+
+	requestObject  []byte // JSON, at Request level and above
+	responseObject []byte // JSON, at RequestResponse level
+}
+
+// Annotation is one of a record's annotations, kept in order of addition.
+type Annotation struct{ Key, Value string }
+
+type contextKey struct{}
+
+// WithRecord returns ctx carrying rec.
+func WithRecord(ctx context.Context, rec *Record) context.Context {
+	return context.WithValue(ctx, contextKey{}, rec)
+}
+
+// RecordFrom returns the record of ctx's request (nil outside a request).
+func RecordFrom(ctx context.Context) *Record {
+	rec, _ := ctx.Value(contextKey{}).(*Record)
+	return rec
+}
+
+// newRecord opens the record of r.
+func newRecord(r *http.Request, id string, now time.Time) *Record {
+	rec := &Record{ID: id, Received: now, Method: r.Method, URI: r.RequestURI, UserAgent: r.UserAgent()}
+	if rec.URI == "" {
+		rec.URI = r.URL.RequestURI()
+	}
+	if len(rec.UserAgent) > maxUserAgentLength {
+		rec.UserAgent = rec.UserAgent[:maxUserAgentLength] + "...TRUNCATED"
+	}
+	rec.SourceIPs = sourceIPs(r)
+	rec.Info, _ = request.RequestInfoFrom(r.Context())
+	return rec
+}
+
+// sourceIPs are kube's: X-Forwarded-For's addresses, X-Real-Ip, then the
+// peer's address (each once).
+func sourceIPs(r *http.Request) []string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	fwd, real := r.Header.Get("X-Forwarded-For"), r.Header.Get("X-Real-Ip")
+	if fwd == "" && real == "" {
+		return []string{host}
+	}
+	var ips []string
+	add := func(s string) {
+		s = strings.TrimSpace(s)
+		if ip := net.ParseIP(s); ip != nil {
+			for _, seen := range ips {
+				if seen == ip.String() {
+					return
+				}
+			}
+			ips = append(ips, ip.String())
+		}
+	}
+	for _, p := range strings.Split(fwd, ",") {
+		add(p)
+	}
+	add(real)
+	add(host)
+	return ips
+}
+
+// AddAnnotation annotates ctx's request (a later value for a key
+// replaces the earlier one).
+func AddAnnotation(ctx context.Context, key, value string) {
+	rec := RecordFrom(ctx)
+	if rec == nil {
+		return
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.annotate(key, value)
+}
+
+func (rec *Record) annotate(key, value string) {
+	for i := range rec.Annotations {
+		if rec.Annotations[i].Key == key {
+			rec.Annotations[i].Value = value
+			return
+		}
+	}
+	rec.Annotations = append(rec.Annotations, Annotation{key, value})
+}
+
+// Annotation returns the value of key on rec.
+func (rec *Record) Annotation(key string) (string, bool) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, a := range rec.Annotations {
+		if a.Key == key {
+			return a.Value, true
+		}
+	}
+	return "", false
+}
+
+// SetUser records the authenticated user of ctx's request.
+func SetUser(ctx context.Context, u *request.User) {
+	if rec := RecordFrom(ctx); rec != nil {
+		rec.mu.Lock()
+		rec.User = u
+		rec.mu.Unlock()
+	}
+}
+
+// LogImpersonatedUser records who ctx's request acts as.
+func LogImpersonatedUser(ctx context.Context, u *request.User) {
+	if rec := RecordFrom(ctx); rec != nil {
+		rec.mu.Lock()
+		rec.Impersonated = u
+		rec.mu.Unlock()
+	}
+}
+
+// LogRequestObject completes the objectRef from the object a create or
+// update sends (its namespace, name, uid and resourceVersion where the
+// path did not say them) and, at Request level and above, keeps the
+// request body: body itself when it is JSON, else what toJSON makes.
+// meta may be nil (options, or a kind without ObjectMeta).
+func LogRequestObject(ctx context.Context, meta metav1.Object, body []byte, isJSON bool, toJSON func() []byte) {
+	rec := RecordFrom(ctx)
+	if rec == nil {
+		return
+	}
+	rec.mu.Lock()
+	if meta != nil {
+		if rec.Namespace == "" {
+			rec.Namespace = meta.GetNamespace()
+		}
+		if rec.Name == "" {
+			rec.Name = meta.GetName()
+		}
+		if rec.UID == "" {
+			rec.UID = string(meta.GetUID())
+		}
+		if rec.ResourceVersion == "" {
+			rec.ResourceVersion = meta.GetResourceVersion()
+		}
+	}
+	want := rec.evaluated && !rec.level.Less(auditinternal.LevelRequest)
+	omit := rec.omitManagedFields
+	rec.mu.Unlock()
+	if !want {
+		return
+	}
+	if !isJSON {
+		if toJSON == nil {
+			return
+		}
+		body = toJSON()
+	}
+	if omit {
+		body = withoutManagedFields(body)
+	}
+	rec.mu.Lock()
+	rec.requestObject = body
+	rec.mu.Unlock()
+}
+
+// LogRequestPatch keeps a patch's body as the request object (at Request
+// level and above), as kube does.
+func LogRequestPatch(ctx context.Context, patch []byte) {
+	rec := RecordFrom(ctx)
+	if rec == nil {
+		return
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.evaluated && !rec.level.Less(auditinternal.LevelRequest) {
+		rec.requestObject = patch
+	}
+}
+
+// LogResponseStatus records the Status an error response carries.
+func LogResponseStatus(ctx context.Context, st *metav1.Status) {
+	rec := RecordFrom(ctx)
+	if rec == nil || st == nil {
+		return
+	}
+	// The bounded fields, as kube copies them.
+	rec.LogResponseStatus(st)
+}
+
+// WantsResponseObject reports whether ctx's request is audited at
+// RequestResponse level, so its handler should hand over the response
+// body (LogResponseObject).
+func WantsResponseObject(ctx context.Context) bool {
+	rec := RecordFrom(ctx)
+	if rec == nil {
+		return false
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return rec.evaluated && !rec.level.Less(auditinternal.LevelRequestResponse)
+}
+
+// LogResponseObject keeps the response body (JSON) of a request audited at
+// RequestResponse level; body is not retained by the caller.
+func LogResponseObject(ctx context.Context, body []byte) {
+	rec := RecordFrom(ctx)
+	if rec == nil {
+		return
+	}
+	rec.mu.Lock()
+	omit := rec.omitManagedFields
+	rec.mu.Unlock()
+	if omit {
+		body = withoutManagedFields(body)
+	}
+	rec.mu.Lock()
+	rec.responseObject = body
+	rec.mu.Unlock()
+}
+
+// statusLogger is the response writer of an audited request: filters
+// that answer with a Status (without the request at hand) tell it there.
+type statusLogger interface {
+	LogResponseStatus(st *metav1.Status)
+}
+
+// LogStatusTo records st as the Status of the request w answers, if an
+// audit filter wraps w (however deep).
+func LogStatusTo(w http.ResponseWriter, st *metav1.Status) {
+	for w != nil {
+		if l, ok := w.(statusLogger); ok {
+			l.LogResponseStatus(st)
+			return
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return
+		}
+		w = u.Unwrap()
+	}
+}
+
+// LogResponseStatus records st as rec's response Status.
+func (rec *Record) LogResponseStatus(st *metav1.Status) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.Status = &metav1.Status{Status: st.Status, Message: st.Message, Reason: st.Reason, Details: st.Details, Code: st.Code}
+}
