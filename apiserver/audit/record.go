@@ -267,8 +267,7 @@ func LogResponseStatus(ctx context.Context, st *metav1.Status) {
 	if rec == nil || st == nil {
 		return
 	}
-	// The bounded fields, as kube copies them.
-	rec.LogResponseStatus(st)
+	rec.LogResponseStatus(st, nil)
 }
 
 // WantsResponseObject reports whether ctx's request is audited at
@@ -305,15 +304,15 @@ func LogResponseObject(ctx context.Context, body []byte) {
 // statusLogger is the response writer of an audited request: filters
 // that answer with a Status (without the request at hand) tell it there.
 type statusLogger interface {
-	LogResponseStatus(st *metav1.Status)
+	LogResponseStatus(st *metav1.Status, body []byte)
 }
 
-// LogStatusTo records st as the Status of the request w answers, if an
-// audit filter wraps w (however deep).
-func LogStatusTo(w http.ResponseWriter, st *metav1.Status) {
+// LogStatusTo records st (body is its JSON) as the Status of the request w
+// answers, if an audit filter wraps w (however deep).
+func LogStatusTo(w http.ResponseWriter, st *metav1.Status, body []byte) {
 	for w != nil {
 		if l, ok := w.(statusLogger); ok {
-			l.LogResponseStatus(st)
+			l.LogResponseStatus(st, body)
 			return
 		}
 		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
@@ -324,9 +323,14 @@ func LogStatusTo(w http.ResponseWriter, st *metav1.Status) {
 	}
 }
 
-// LogResponseStatus records st as rec's response Status.
-func (rec *Record) LogResponseStatus(st *metav1.Status) {
+// LogResponseStatus records st as rec's response Status, and its JSON
+// body as the response object at RequestResponse level (nil: none).
+func (rec *Record) LogResponseStatus(st *metav1.Status, body []byte) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
+	// The bounded fields, as kube copies them.
 	rec.Status = &metav1.Status{Status: st.Status, Message: st.Message, Reason: st.Reason, Details: st.Details, Code: st.Code}
+	if body != nil && rec.evaluated && !rec.level.Less(auditinternal.LevelRequestResponse) {
+		rec.responseObject = body
+	}
 }

@@ -573,6 +573,7 @@ func (h *handler) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) 
 	if len(body) == 0 {
 		return opts, validateDryRun("DeleteOptions", opts.DryRun)
 	}
+	audit.LogRequestObject(r.Context(), nil, body, requestMediaType(r) == runtime.ContentTypeJSON, nil)
 	info, ok := runtime.SerializerInfoForMediaType(h.codecs.SupportedMediaTypes(), requestMediaType(r))
 	if !ok {
 		return nil, patch.UnsupportedMediaType(h.mediaTypes)

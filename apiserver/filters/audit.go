@@ -97,4 +97,6 @@ func (w *auditWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 func (w *auditWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // LogResponseStatus takes the Status WriteStatus answers with.
-func (w *auditWriter) LogResponseStatus(st *metav1.Status) { w.rec.LogResponseStatus(st) }
+func (w *auditWriter) LogResponseStatus(st *metav1.Status, body []byte) {
+	w.rec.LogResponseStatus(st, body)
+}

@@ -37,8 +37,8 @@ func WriteStatus(w http.ResponseWriter, err error) {
 	}
 	status.Kind = "Status"
 	status.APIVersion = "v1"
-	audit.LogStatusTo(w, &status)
 	body, _ := json.Marshal(&status)
+	audit.LogStatusTo(w, &status, body)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	code := int(status.Code)
