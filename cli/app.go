@@ -40,6 +40,7 @@ func NewApp() *cli.App {
 			kubeconfigCommand(),
 			resetCommand(),
 			faultCommand(),
+			requestsCommand(),
 			versionCommand(),
 			completionCommand(),
 		},

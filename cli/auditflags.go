@@ -62,7 +62,7 @@ func (f *auditFlags) flags() []cli.Flag {
 		&cli.StringFlag{Name: "audit-webhook-mode", Value: d.WebhookMode, Category: cat, Destination: &o.WebhookMode,
 			Usage: "batch (buffered, sent in the background) or blocking (each event sent before the request goes on)"},
 		&cli.IntFlag{Name: "recent-requests", Value: audit.DefaultRingSize, Category: cat, Destination: &o.RingSize,
-			Usage: "how many recent requests `devplane requests` can show (always kept, in memory)"},
+			Usage: "how many recent requests devplane requests can show (always kept, in memory)"},
 	}
 	flags = append(flags, batch("log", &o.LogBatch, d.LogBatch, &f.logThrottle, &f.logThrottleQPS)...)
 	return append(flags, batch("webhook", &o.WebhookBatch, d.WebhookBatch, &f.webhookThrottle, &f.webhookThrottleQPS)...)

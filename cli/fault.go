@@ -23,7 +23,7 @@ import (
 func faultCommand() *cli.Command {
 	var inst instanceFlags
 	var kubeconfig string
-	client := func(c *cli.Context) (rest.Interface, error) { return faultClient(&inst, kubeconfig) }
+	client := func(c *cli.Context) (rest.Interface, error) { return adminClient(&inst, kubeconfig, 30*time.Second) }
 	target := func(more ...cli.Flag) []cli.Flag {
 		return inst.flags(append([]cli.Flag{&cli.StringFlag{Name: "kubeconfig", Destination: &kubeconfig,
 			Usage: "an admin kubeconfig (default: the instance's)"}}, more...)...)
@@ -142,8 +142,9 @@ func faultAddCommand(target func(...cli.Flag) []cli.Flag, client func(*cli.Conte
 	}
 }
 
-// faultClient talks to the instance's API with its admin kubeconfig.
-func faultClient(inst *instanceFlags, kubeconfig string) (rest.Interface, error) {
+// adminClient talks to the instance's API with its admin kubeconfig (or
+// the one given), each request bounded by timeout (0: none, for streams).
+func adminClient(inst *instanceFlags, kubeconfig string, timeout time.Duration) (rest.Interface, error) {
 	if kubeconfig == "" {
 		dir, err := inst.dir()
 		if err != nil {
@@ -161,7 +162,7 @@ func faultClient(inst *instanceFlags, kubeconfig string) (rest.Interface, error)
 	if err != nil {
 		return nil, exitf(1, "error: %v", err)
 	}
-	cfg.Timeout = 30 * time.Second
+	cfg.Timeout = timeout
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, exitf(1, "error: %v", err)
