@@ -67,6 +67,7 @@ func requestsCommand() *cli.Command {
 					return nil
 				}
 				if output == "json" {
+					ev.Kind, ev.APIVersion = "Event", auditv1.SchemeGroupVersion.String() // list items come without
 					return json.NewEncoder(w).Encode(ev)
 				}
 				if !*header {

@@ -117,6 +117,9 @@ func (rec *Record) Event() *auditinternal.Event {
 	if ev.Annotations == nil {
 		ev.Annotations = make(map[string]string, 2)
 	}
+	if ev.ObjectRef != nil && ev.ObjectRef.Name == "" {
+		ev.ObjectRef.Name = rec.CreatedName
+	}
 	ev.Annotations[AnnotationLatency] = rec.Latency.String()
 	ev.Annotations[AnnotationBytes] = strconv.FormatInt(rec.Bytes, 10)
 	return ev

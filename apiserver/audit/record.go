@@ -66,6 +66,9 @@ type Record struct {
 	// What the request object adds to the objectRef (kube completes it
 	// from the object a create or update sends).
 	Name, Namespace, UID, ResourceVersion string
+	// CreatedName is the name a create gave its object (generateName):
+	// the ring shows it, the audit log does not (kube's does not know it).
+	CreatedName string
 
 	Code   int            // the response's HTTP status
 	Status *metav1.Status // the Status an error response carried
@@ -245,6 +248,15 @@ func LogRequestObject(ctx context.Context, meta metav1.Object, body []byte, isJS
 	rec.mu.Lock()
 	rec.requestObject = body
 	rec.mu.Unlock()
+}
+
+// LogCreatedName records the name a create gave its object.
+func LogCreatedName(ctx context.Context, name string) {
+	if rec := RecordFrom(ctx); rec != nil {
+		rec.mu.Lock()
+		rec.CreatedName = name
+		rec.mu.Unlock()
+	}
 }
 
 // LogRequestPatch keeps a patch's body as the request object (at Request

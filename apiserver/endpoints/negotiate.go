@@ -135,16 +135,22 @@ func (h *handler) writeObject(w http.ResponseWriter, r *http.Request, code int, 
 		h.writeError(w, r, apierrors.NewInternalError(fmt.Errorf("encoding response: %w", err)))
 		return
 	}
-	h.auditResponse(r, obj, buf.Bytes(), mc.info.MediaType == runtime.ContentTypeJSON)
+	h.auditResponse(r, code, obj, buf.Bytes(), mc.info.MediaType == runtime.ContentTypeJSON)
 	writeBody(w, r, code, mc.info.MediaType, buf.Bytes())
 }
 
 // auditResponse tells the request's audit record the Status it answers
-// with and, at RequestResponse level, the response body as JSON.
-func (h *handler) auditResponse(r *http.Request, obj runtime.Object, body []byte, isJSON bool) {
+// with, the name a create gave, and, at RequestResponse level, the
+// response body as JSON.
+func (h *handler) auditResponse(r *http.Request, code int, obj runtime.Object, body []byte, isJSON bool) {
 	ctx := r.Context()
-	if st, ok := obj.(*metav1.Status); ok {
-		audit.LogResponseStatus(ctx, st)
+	switch o := obj.(type) {
+	case *metav1.Status:
+		audit.LogResponseStatus(ctx, o)
+	case metav1.Object:
+		if code == http.StatusCreated {
+			audit.LogCreatedName(ctx, o.GetName())
+		}
 	}
 	if !audit.WantsResponseObject(ctx) {
 		return
