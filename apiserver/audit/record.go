@@ -282,6 +282,18 @@ func LogResponseStatus(ctx context.Context, st *metav1.Status) {
 	rec.LogResponseStatus(st, nil)
 }
 
+// KeepsBodies reports whether ctx's request is audited at Request level
+// or above (what kube keeps of it then: bodies, webhook patches).
+func KeepsBodies(ctx context.Context) bool {
+	rec := RecordFrom(ctx)
+	if rec == nil {
+		return false
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return rec.evaluated && !rec.level.Less(auditinternal.LevelRequest)
+}
+
 // WantsResponseObject reports whether ctx's request is audited at
 // RequestResponse level, so its handler should hand over the response
 // body (LogResponseObject).
