@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
 
+	"github.com/devplane/devplane/apiserver/audit"
 	"github.com/devplane/devplane/apiserver/controlplane"
 	"github.com/devplane/devplane/apiserver/workloads"
 	"github.com/devplane/devplane/cli/dashboard"
@@ -480,12 +481,25 @@ func watchProgress(ctx context.Context, cp *controlplane.ControlPlane, board *da
 		} else if ready {
 			releaser.tick(time.Now())
 		}
+		if ready {
+			board.ShowTraffic(traffic(cp.Auditor().Summarize(time.Now(), time.Minute, 3)))
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
 	}
+}
+
+// traffic is the dashboard's panel from the recent-request ring.
+func traffic(s audit.Summary) dashboard.Traffic {
+	t := dashboard.Traffic{Window: s.Window, PerSecond: s.PerSecond, Requests: s.Requests, Errors: s.Errors,
+		P99: s.P99, OpenWatches: s.OpenWatches}
+	for _, c := range s.TopCallers {
+		t.Top = append(t.Top, dashboard.Caller{Who: c.Who, Requests: c.Requests, Errors: c.Errors})
+	}
+	return t
 }
 
 func releaseStartupMemory() {

@@ -96,9 +96,9 @@ type Caller struct {
 	Errors   int
 }
 
-// Summarize sums up the records that ended in the window before now,
-// naming callers with who; top callers are at most topN.
-func (a *Auditor) Summarize(now time.Time, window time.Duration, topN int, who func(*Record) string) Summary {
+// Summarize sums up the records that ended in the window before now;
+// top callers (named by Who) are at most topN.
+func (a *Auditor) Summarize(now time.Time, window time.Duration, topN int) Summary {
 	s := Summary{Window: window, OpenWatches: a.OpenWatches()}
 	since := now.Add(-window)
 	recs := a.ring.Records()
@@ -121,7 +121,11 @@ func (a *Auditor) Summarize(now time.Time, window time.Duration, topN int, who f
 		if !rec.watch {
 			latencies = append(latencies, rec.Latency)
 		}
-		name := who(rec)
+		userName := ""
+		if rec.User != nil {
+			userName = rec.User.Name
+		}
+		name := Who(userName, rec.UserAgent)
 		c := callers[name]
 		if c == nil {
 			c = &Caller{Who: name}
