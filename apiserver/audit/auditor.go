@@ -2,6 +2,8 @@ package audit
 
 import (
 	"context"
+	"encoding/binary"
+	"math/rand/v2"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -44,28 +46,46 @@ func (a *Auditor) Ring() *Ring { return a.ring }
 func (a *Auditor) OpenWatches() int64 { return a.openWatches.Load() }
 
 // Begin opens r's record: its audit ID (the client's Audit-Id if it sent
-// one, as kube) is set on the response.
-func (a *Auditor) Begin(w http.ResponseWriter, r *http.Request) *Record {
+// one, as kube) is set on the response, which is to be written through
+// the writer returned.
+func (a *Auditor) Begin(w http.ResponseWriter, r *http.Request) (*Record, http.ResponseWriter) {
 	id := r.Header.Get(HeaderAuditID)
 	if id == "" {
-		id = uuid.NewString()
+		id = newAuditID()
 	}
 	if w.Header().Get(HeaderAuditID) == "" {
 		w.Header()[HeaderAuditID] = []string{id}
 	}
 	rec := newRecord(r, id, time.Now())
 	rec.auditor = a
+	rec.writer = responseWriter{ResponseWriter: w, rec: rec}
 	if request.IsLongRunning(rec.Info) {
 		rec.longRunning, rec.watch = true, true
 		a.openWatches.Add(1)
 	}
-	return rec
+	return rec, &rec.writer
 }
 
-// Evaluate applies the policy to rec, now that its user is known, and
-// writes its RequestReceived stage. It is a no-op without a policy or when
-// called again.
-func (a *Auditor) Evaluate(rec *Record) { a.evaluate(rec, true) }
+// newAuditID is a random (version 4) UUID, from the runtime's per-thread
+// generator rather than a system call per request.
+func newAuditID() string {
+	var u uuid.UUID
+	binary.LittleEndian.PutUint64(u[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(u[8:], rand.Uint64())
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
+	return u.String()
+}
+
+// Evaluate records rec's authenticated user, applies the policy to rec
+// and writes its RequestReceived stage (once; without a policy, only the
+// user is recorded).
+func (a *Auditor) Evaluate(rec *Record, u *request.User) {
+	rec.mu.Lock()
+	rec.User = u
+	rec.mu.Unlock()
+	a.evaluate(rec, true)
+}
 
 func (a *Auditor) evaluate(rec *Record, received bool) {
 	if a.policy == nil {
@@ -85,9 +105,9 @@ func (a *Auditor) evaluate(rec *Record, received bool) {
 	}
 }
 
-// ResponseStarted records the response's code and, for long-running
+// responseStarted records the response's code and, for long-running
 // requests, writes the ResponseStarted stage.
-func (a *Auditor) ResponseStarted(rec *Record, code int) {
+func (a *Auditor) responseStarted(rec *Record, code int) {
 	rec.mu.Lock()
 	if rec.Code != 0 {
 		rec.mu.Unlock()
@@ -122,6 +142,7 @@ func (a *Auditor) End(rec *Record, panicked bool) {
 	now := time.Now()
 	rec.mu.Lock()
 	rec.Latency = now.Sub(rec.Received)
+	rec.Bytes = rec.writer.bytes
 	if rec.Code == 0 {
 		if panicked {
 			rec.Code = http.StatusInternalServerError
@@ -144,9 +165,10 @@ func (a *Auditor) End(rec *Record, panicked bool) {
 	case !rec.authFailed:
 		a.emit(rec, auditinternal.StageResponseComplete)
 	}
-	// The ring keeps Metadata: no bodies.
+	// The ring keeps Metadata (no bodies) and nothing of the connection.
 	rec.mu.Lock()
 	rec.requestObject, rec.responseObject = nil, nil
+	rec.writer.ResponseWriter = nil
 	rec.mu.Unlock()
 	a.ring.add(rec)
 }

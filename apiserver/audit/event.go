@@ -34,6 +34,9 @@ func (rec *Record) event(stage auditinternal.Stage, level auditinternal.Level, n
 	if stage == auditinternal.StageRequestReceived {
 		ev.StageTimestamp = ev.RequestReceivedTimestamp
 	}
+	if ev.SourceIPs == nil {
+		ev.SourceIPs = []string{rec.peer}
+	}
 	if rec.Impersonated != nil {
 		u := userInfo(rec.Impersonated)
 		ev.ImpersonatedUser = &u

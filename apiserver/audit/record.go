@@ -57,7 +57,8 @@ type Record struct {
 	Method    string
 	URI       string
 	UserAgent string
-	SourceIPs []string
+	SourceIPs []string // behind proxies (X-Forwarded-For, X-Real-Ip); else peer
+	peer      string
 	Info      *request.RequestInfo // nil when the path could not be parsed
 
 	User         *request.User // the authenticated user (nil before, or when it failed)
@@ -86,6 +87,8 @@ type Record struct {
 	watch             bool // counted in OpenWatches
 	authFailed        bool
 	auditor           *Auditor
+	writer            responseWriter
+	annotations       [3]Annotation // Annotations' first backing array
 	responseStarted   bool
 
 	requestObject  []byte // JSON, at Request level and above
@@ -111,27 +114,28 @@ func RecordFrom(ctx context.Context) *Record {
 // newRecord opens the record of r.
 func newRecord(r *http.Request, id string, now time.Time) *Record {
 	rec := &Record{ID: id, Received: now, Method: r.Method, URI: r.RequestURI, UserAgent: r.UserAgent()}
+	rec.Annotations = rec.annotations[:0]
 	if rec.URI == "" {
 		rec.URI = r.URL.RequestURI()
 	}
 	if len(rec.UserAgent) > maxUserAgentLength {
 		rec.UserAgent = rec.UserAgent[:maxUserAgentLength] + "...TRUNCATED"
 	}
-	rec.SourceIPs = sourceIPs(r)
+	rec.SourceIPs, rec.peer = sourceIPs(r)
 	rec.Info, _ = request.RequestInfoFrom(r.Context())
 	return rec
 }
 
 // sourceIPs are kube's: X-Forwarded-For's addresses, X-Real-Ip, then the
-// peer's address (each once).
-func sourceIPs(r *http.Request) []string {
+// peer's address (each once); without the headers, only the peer.
+func sourceIPs(r *http.Request) (forwarded []string, peer string) {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
 	fwd, real := r.Header.Get("X-Forwarded-For"), r.Header.Get("X-Real-Ip")
 	if fwd == "" && real == "" {
-		return []string{host}
+		return nil, host
 	}
 	var ips []string
 	add := func(s string) {
@@ -150,7 +154,7 @@ func sourceIPs(r *http.Request) []string {
 	}
 	add(real)
 	add(host)
-	return ips
+	return ips, host
 }
 
 // AddAnnotation annotates ctx's request (a later value for a key
@@ -187,15 +191,6 @@ func (rec *Record) Annotation(key string) (string, bool) {
 	return "", false
 }
 
-// SetUser records the authenticated user of ctx's request.
-func SetUser(ctx context.Context, u *request.User) {
-	if rec := RecordFrom(ctx); rec != nil {
-		rec.mu.Lock()
-		rec.User = u
-		rec.mu.Unlock()
-	}
-}
-
 // LogImpersonatedUser records who ctx's request acts as.
 func LogImpersonatedUser(ctx context.Context, u *request.User) {
 	if rec := RecordFrom(ctx); rec != nil {
@@ -206,42 +201,39 @@ func LogImpersonatedUser(ctx context.Context, u *request.User) {
 }
 
 // LogRequestObject completes the objectRef from the object a create or
-// update sends (its namespace, name, uid and resourceVersion where the
-// path did not say them) and, at Request level and above, keeps the
-// request body: body itself when it is JSON, else what toJSON makes.
-// meta may be nil (options, or a kind without ObjectMeta).
-func LogRequestObject(ctx context.Context, meta metav1.Object, body []byte, isJSON bool, toJSON func() []byte) {
+// update sends: its namespace, name, uid and resourceVersion where the
+// path did not say them (meta may be nil).
+func LogRequestObject(ctx context.Context, meta metav1.Object) {
+	rec := RecordFrom(ctx)
+	if rec == nil || meta == nil {
+		return
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.Namespace == "" {
+		rec.Namespace = meta.GetNamespace()
+	}
+	if rec.Name == "" {
+		rec.Name = meta.GetName()
+	}
+	if rec.UID == "" {
+		rec.UID = string(meta.GetUID())
+	}
+	if rec.ResourceVersion == "" {
+		rec.ResourceVersion = meta.GetResourceVersion()
+	}
+}
+
+// LogRequestBody keeps the request's body (JSON) as its request object,
+// for a request audited at Request level or above (see KeepsBodies).
+func LogRequestBody(ctx context.Context, body []byte) {
 	rec := RecordFrom(ctx)
 	if rec == nil {
 		return
 	}
 	rec.mu.Lock()
-	if meta != nil {
-		if rec.Namespace == "" {
-			rec.Namespace = meta.GetNamespace()
-		}
-		if rec.Name == "" {
-			rec.Name = meta.GetName()
-		}
-		if rec.UID == "" {
-			rec.UID = string(meta.GetUID())
-		}
-		if rec.ResourceVersion == "" {
-			rec.ResourceVersion = meta.GetResourceVersion()
-		}
-	}
-	want := rec.evaluated && !rec.level.Less(auditinternal.LevelRequest)
 	omit := rec.omitManagedFields
 	rec.mu.Unlock()
-	if !want {
-		return
-	}
-	if !isJSON {
-		if toJSON == nil {
-			return
-		}
-		body = toJSON()
-	}
 	if omit {
 		body = withoutManagedFields(body)
 	}
@@ -256,20 +248,6 @@ func LogCreatedName(ctx context.Context, name string) {
 		rec.mu.Lock()
 		rec.CreatedName = name
 		rec.mu.Unlock()
-	}
-}
-
-// LogRequestPatch keeps a patch's body as the request object (at Request
-// level and above), as kube does.
-func LogRequestPatch(ctx context.Context, patch []byte) {
-	rec := RecordFrom(ctx)
-	if rec == nil {
-		return
-	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if rec.evaluated && !rec.level.Less(auditinternal.LevelRequest) {
-		rec.requestObject = patch
 	}
 }
 

@@ -14,11 +14,14 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/devplane/devplane/apiserver/audit"
 	"github.com/devplane/devplane/apiserver/controlplane"
+	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 )
 
 // auditTestdata is the path of a file under testdata/audit.
@@ -146,4 +149,46 @@ func comparedFields(ev map[string]any) string {
 		return fmt.Sprint(kept)
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// TestTrafficSummaryCounts checks the dashboard's data source against a
+// real devplane: after 20 requests of one client, 5 of them failing, and
+// with one of its watches open, the last minute's summary counts them.
+func TestTrafficSummaryCounts(t *testing.T) {
+	s := startControlPlane(t, "")
+	cfg := s.cp.RESTConfig()
+	cfg.UserAgent = "summary-test/1.0"
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	ctx := testCtx(t)
+	for i := range 20 {
+		name := "kube-root-ca.crt"
+		if i%4 == 0 {
+			name = "missing"
+		}
+		_, _ = cs.CoreV1().ConfigMaps("default").Get(ctx, name, metav1.GetOptions{})
+	}
+	watchers := s.cp.Auditor().OpenWatches()
+	w, err := cs.CoreV1().ConfigMaps("default").Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	controlplanetest.Eventually(t, 10*time.Second, "the watch counted", func() (bool, string) {
+		n := s.cp.Auditor().OpenWatches()
+		return n > watchers, fmt.Sprintf("%d open watches, %d before", n, watchers)
+	})
+
+	sum := s.cp.Auditor().Summarize(time.Now(), time.Minute, 100)
+	var ours *audit.Caller
+	for i, c := range sum.TopCallers {
+		if c.Who == "devplane-admin (summary-test)" {
+			ours = &sum.TopCallers[i]
+		}
+	}
+	if ours == nil || ours.Requests != 20 || ours.Errors != 5 {
+		t.Fatalf("the client's share: %+v, want 20 requests, 5 errors (callers: %+v)", ours, sum.TopCallers)
+	}
+	if sum.Requests < 20 || sum.Errors < 5 || sum.PerSecond < 20.0/60 || sum.P99 <= 0 {
+		t.Errorf("summary %+v does not count the client's requests", sum)
+	}
 }

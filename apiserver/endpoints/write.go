@@ -338,7 +338,15 @@ func (h *handler) update(ctx context.Context, w http.ResponseWriter, r *http.Req
 // body as JSON.
 func (h *handler) auditRequestObject(ctx context.Context, wr *writeRequest, obj runtime.Object) {
 	acc, _ := obj.(metav1.Object)
-	audit.LogRequestObject(ctx, acc, wr.body, wr.mediaType == runtime.ContentTypeJSON, func() []byte { return h.encodeJSON(obj) })
+	audit.LogRequestObject(ctx, acc)
+	if !audit.KeepsBodies(ctx) {
+		return
+	}
+	body := wr.body
+	if wr.mediaType != runtime.ContentTypeJSON {
+		body = h.encodeJSON(obj)
+	}
+	audit.LogRequestBody(ctx, body)
 }
 
 // manager names who made a write: the request's fieldManager, or what kube
@@ -436,7 +444,9 @@ func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		return
 	}
 	body, validation, wn := wr.body, wr.validation, wr.wn
-	audit.LogRequestPatch(ctx, body)
+	if audit.KeepsBodies(ctx) {
+		audit.LogRequestBody(ctx, body) // as kube: the patch itself
+	}
 	ctx = admission.WithWarnings(ctx, wn.add)
 	// Duplicate fields in an apply body are reported as kube reports them:
 	// only once the apply itself succeeded, so an unknown field's error
@@ -573,7 +583,9 @@ func (h *handler) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) 
 	if len(body) == 0 {
 		return opts, validateDryRun("DeleteOptions", opts.DryRun)
 	}
-	audit.LogRequestObject(r.Context(), nil, body, requestMediaType(r) == runtime.ContentTypeJSON, nil)
+	if audit.KeepsBodies(r.Context()) && requestMediaType(r) == runtime.ContentTypeJSON {
+		audit.LogRequestBody(r.Context(), body)
+	}
 	info, ok := runtime.SerializerInfoForMediaType(h.codecs.SupportedMediaTypes(), requestMediaType(r))
 	if !ok {
 		return nil, patch.UnsupportedMediaType(h.mediaTypes)
