@@ -8,7 +8,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
@@ -62,6 +64,16 @@ func requestsCommand() *cli.Command {
 				return err
 			}
 			w := c.App.Writer
+			// What is held is aligned as a whole; what follows, row by row.
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			row := func(cells []string) error {
+				if follow {
+					_, err := fmt.Fprintln(w, formatRow(cells))
+					return err
+				}
+				_, err := fmt.Fprintln(tw, strings.Join(cells, "\t"))
+				return err
+			}
 			show := func(ev *auditv1.Event, header *bool) error {
 				if !filter.matches(ev) {
 					return nil
@@ -72,10 +84,11 @@ func requestsCommand() *cli.Command {
 				}
 				if !*header {
 					*header = true
-					fmt.Fprintln(w, requestsHeader())
+					if err := row(requestsColumns); err != nil {
+						return err
+					}
 				}
-				_, err := fmt.Fprintln(w, requestRow(ev))
-				return err
+				return row(requestCells(ev))
 			}
 			if !follow {
 				raw, err := rc.Get().AbsPath(audit.RecentPath).DoRaw(c.Context)
@@ -108,7 +121,7 @@ func requestsCommand() *cli.Command {
 				if !header && output == "table" {
 					fmt.Fprintln(c.App.ErrWriter, "No requests match.")
 				}
-				return nil
+				return tw.Flush()
 			}
 			stream, err := rc.Get().AbsPath(audit.RecentPath).Param("watch", "true").Stream(c.Context)
 			if err != nil {
@@ -203,15 +216,23 @@ func size(ev *auditv1.Event) int64 {
 	return n
 }
 
+// requestsFormat lays out rows as they are followed (a table of what is
+// held is aligned by a tabwriter instead).
 const requestsFormat = "%-12s  %-28s  %-7s  %-30s  %-36s  %4s  %8s  %8s  %s"
 
-func requestsHeader() string {
-	return strings.TrimRight(fmt.Sprintf(requestsFormat, "TIME", "WHO", "VERB", "RESOURCE", "OBJECT", "CODE", "LATENCY", "SIZE", "NOTE"), " ")
+var requestsColumns = []string{"TIME", "WHO", "VERB", "RESOURCE", "OBJECT", "CODE", "LATENCY", "SIZE", "NOTE"}
+
+func formatRow(cells []string) string {
+	args := make([]any, len(cells))
+	for i, c := range cells {
+		args[i] = c
+	}
+	return strings.TrimRight(fmt.Sprintf(requestsFormat, args...), " ")
 }
 
-// requestRow is one request as a table row; a non-resource request shows
-// its path as the resource.
-func requestRow(ev *auditv1.Event) string {
+// requestCells is one request as table cells; a non-resource request
+// shows its path as the resource.
+func requestCells(ev *auditv1.Event) []string {
 	resource, object := ev.RequestURI, ""
 	if i := strings.IndexByte(resource, '?'); i >= 0 {
 		resource = resource[:i]
@@ -237,8 +258,8 @@ func requestRow(ev *auditv1.Event) string {
 	if !ev.StageTimestamp.IsZero() {
 		end = ev.StageTimestamp.Time
 	}
-	return strings.TrimRight(fmt.Sprintf(requestsFormat, end.Local().Format("15:04:05.000"), who(ev), ev.Verb,
-		resource, object, strconv.Itoa(code(ev)), formatLatency(latency(ev)), formatBytes(size(ev)), note), " ")
+	return []string{end.Local().Format("15:04:05.000"), who(ev), ev.Verb, resource, object,
+		strconv.Itoa(code(ev)), formatLatency(latency(ev)), formatBytes(size(ev)), note}
 }
 
 func formatLatency(d time.Duration) string {
@@ -352,14 +373,23 @@ func rankCallers(events []auditv1.Event, by string) []callerStats {
 	return out
 }
 
-// topTable renders ranked callers.
+// topTable renders ranked callers: names as wide as the widest,
+// numbers right-aligned.
 func topTable(callers []callerStats) string {
-	var b strings.Builder
-	const format = "%-32s  %8s  %6s  %8s  %8s  %9s  %s"
-	fmt.Fprintln(&b, strings.TrimRight(fmt.Sprintf(format, "WHO", "REQUESTS", "ERRORS", "P99", "MEAN", "BYTES", "REPEATED LISTS"), " "))
+	width := len("WHO")
 	for _, c := range callers {
-		fmt.Fprintln(&b, strings.TrimRight(fmt.Sprintf(format, c.Who, strconv.Itoa(c.Requests), strconv.Itoa(c.Errors),
-			formatLatency(c.P99), formatLatency(c.Mean), formatBytes(c.Bytes), strings.Join(c.Relists, ", ")), " "))
+		width = max(width, utf8.RuneCountInString(c.Who))
+	}
+	line := func(who string, cells ...string) string {
+		l := who + strings.Repeat(" ", width-utf8.RuneCountInString(who))
+		l += fmt.Sprintf("  %8s  %6s  %8s  %8s  %9s  %s", cells[0], cells[1], cells[2], cells[3], cells[4], cells[5])
+		return strings.TrimRight(l, " ") + "\n"
+	}
+	var b strings.Builder
+	b.WriteString(line("WHO", "REQUESTS", "ERRORS", "P99", "MEAN", "BYTES", "REPEATED LISTS"))
+	for _, c := range callers {
+		b.WriteString(line(c.Who, strconv.Itoa(c.Requests), strconv.Itoa(c.Errors), formatLatency(c.P99),
+			formatLatency(c.Mean), formatBytes(c.Bytes), strings.Join(c.Relists, ", ")))
 	}
 	return b.String()
 }

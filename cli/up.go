@@ -482,7 +482,7 @@ func watchProgress(ctx context.Context, cp *controlplane.ControlPlane, board *da
 			releaser.tick(time.Now())
 		}
 		if ready {
-			board.ShowTraffic(traffic(cp.Auditor().Summarize(time.Now(), time.Minute, 3)))
+			board.ShowTraffic(func() dashboard.Traffic { return traffic(cp.Auditor().Summarize(time.Now(), time.Minute, 3)) })
 		}
 		select {
 		case <-ctx.Done():

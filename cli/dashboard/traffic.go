@@ -33,10 +33,11 @@ type Caller struct {
 // gets one a minute, not one a second.
 const plainTrafficEvery = time.Minute
 
-// ShowTraffic shows t below what the dashboard printed once ready: in Live
-// mode as a panel redrawn in place, in Plain mode as one line a minute.
-// Before Ready it does nothing.
-func (d *Dashboard) ShowTraffic(t Traffic) {
+// ShowTraffic shows the traffic get returns below what the dashboard
+// printed once ready: in Live mode as a panel redrawn in place, in Plain
+// mode as one line a minute (get is called only then). Before Ready it
+// does nothing.
+func (d *Dashboard) ShowTraffic(get func() Traffic) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.ready {
@@ -45,12 +46,12 @@ func (d *Dashboard) ShowTraffic(t Traffic) {
 	if d.mode == Plain {
 		if now := d.now(); d.lastTraffic.IsZero() || now.Sub(d.lastTraffic) >= plainTrafficEvery {
 			d.lastTraffic = now
-			io.WriteString(d.out, renderTrafficLine(t))
+			io.WriteString(d.out, renderTrafficLine(get()))
 		}
 		return
 	}
 	w, _ := d.size()
-	panel := renderTraffic(t, d.styles, w)
+	panel := renderTraffic(get(), d.styles, w)
 	io.WriteString(d.out, eraseLines(d.panelLines)+panel)
 	d.panelLines, d.panel = strings.Count(panel, "\n"), panel
 }

@@ -33,14 +33,14 @@ func TestRenderTrafficOnFixedInput(t *testing.T) {
 func TestTrafficPanelStaysBelowLinesAndPlainWhenPiped(t *testing.T) {
 	var buf bytes.Buffer
 	d := New(&buf, Live)
-	d.ShowTraffic(sampleTraffic())
+	d.ShowTraffic(sampleTraffic)
 	if buf.Len() != 0 {
 		t.Fatalf("panel before Ready: %q", buf.String())
 	}
 	d.Ready(Summary{URL: "https://127.0.0.1:6443", Kubeconfig: "/k", Context: "devplane-default"})
-	d.ShowTraffic(sampleTraffic())
+	d.ShowTraffic(sampleTraffic)
 	before := buf.Len()
-	d.ShowTraffic(sampleTraffic())
+	d.ShowTraffic(sampleTraffic)
 	redraw := buf.String()[before:]
 	if !strings.HasPrefix(redraw, "\x1b[2F\x1b[J") || !strings.Contains(ansiColour.ReplaceAllString(redraw, ""), "watches 38") {
 		t.Errorf("panel not redrawn in place: %q", redraw)
@@ -59,7 +59,7 @@ func TestTrafficPanelStaysBelowLinesAndPlainWhenPiped(t *testing.T) {
 	p.Ready(Summary{URL: "https://127.0.0.1:6443", Kubeconfig: "/k", Context: "devplane-default"})
 	start := plain.Len()
 	for i := 0; i < 61; i++ { // a minute of one-second ticks
-		p.ShowTraffic(sampleTraffic())
+		p.ShowTraffic(sampleTraffic)
 		now = now.Add(time.Second)
 	}
 	out := plain.String()[start:]
