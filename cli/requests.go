@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -65,7 +66,8 @@ func requestsCommand() *cli.Command {
 			}
 			w := c.App.Writer
 			// What is held is aligned as a whole; what follows, row by row.
-			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			var held bytes.Buffer
+			tw := tabwriter.NewWriter(&held, 0, 4, 2, ' ', 0)
 			row := func(cells []string) error {
 				if follow {
 					_, err := fmt.Fprintln(w, formatRow(cells))
@@ -121,7 +123,15 @@ func requestsCommand() *cli.Command {
 				if !header && output == "table" {
 					fmt.Fprintln(c.App.ErrWriter, "No requests match.")
 				}
-				return tw.Flush()
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				for _, line := range strings.SplitAfter(held.String(), "\n") {
+					if line != "" {
+						fmt.Fprintln(w, strings.TrimRight(line, " \n"))
+					}
+				}
+				return nil
 			}
 			stream, err := rc.Get().AbsPath(audit.RecentPath).Param("watch", "true").Stream(c.Context)
 			if err != nil {
