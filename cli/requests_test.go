@@ -2,12 +2,10 @@ package cli_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -141,7 +139,7 @@ func TestRequestsFollow(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	out := &syncBuffer{}
+	out := &outputBuffer{}
 	app := cli.NewApp()
 	app.Writer, app.ErrWriter = out, out
 	done := make(chan error, 1)
@@ -170,21 +168,4 @@ func TestRequestsFollow(t *testing.T) {
 			t.Errorf("--user follow-test let through %q", line)
 		}
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -226,7 +226,14 @@ func LogRequestObject(ctx context.Context, meta metav1.Object) {
 
 // LogRequestBody keeps the request's body (JSON) as its request object,
 // for a request audited at Request level or above (see KeepsBodies).
-func LogRequestBody(ctx context.Context, body []byte) {
+func LogRequestBody(ctx context.Context, body []byte) { keepBody(ctx, body, false) }
+
+// LogResponseObject keeps the response body (JSON) of a request audited at
+// RequestResponse level (see WantsResponseObject); the caller does not
+// retain body.
+func LogResponseObject(ctx context.Context, body []byte) { keepBody(ctx, body, true) }
+
+func keepBody(ctx context.Context, body []byte, response bool) {
 	rec := RecordFrom(ctx)
 	if rec == nil {
 		return
@@ -238,8 +245,12 @@ func LogRequestBody(ctx context.Context, body []byte) {
 		body = withoutManagedFields(body)
 	}
 	rec.mu.Lock()
-	rec.requestObject = body
-	rec.mu.Unlock()
+	defer rec.mu.Unlock()
+	if response {
+		rec.responseObject = body
+	} else {
+		rec.requestObject = body
+	}
 }
 
 // LogCreatedName records the name a create gave its object.
@@ -262,45 +273,23 @@ func LogResponseStatus(ctx context.Context, st *metav1.Status) {
 
 // KeepsBodies reports whether ctx's request is audited at Request level
 // or above (what kube keeps of it then: bodies, webhook patches).
-func KeepsBodies(ctx context.Context) bool {
-	rec := RecordFrom(ctx)
-	if rec == nil {
-		return false
-	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	return rec.evaluated && !rec.level.Less(auditinternal.LevelRequest)
-}
+func KeepsBodies(ctx context.Context) bool { return auditedAt(ctx, auditinternal.LevelRequest) }
 
 // WantsResponseObject reports whether ctx's request is audited at
 // RequestResponse level, so its handler should hand over the response
 // body (LogResponseObject).
 func WantsResponseObject(ctx context.Context) bool {
+	return auditedAt(ctx, auditinternal.LevelRequestResponse)
+}
+
+func auditedAt(ctx context.Context, level auditinternal.Level) bool {
 	rec := RecordFrom(ctx)
 	if rec == nil {
 		return false
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	return rec.evaluated && !rec.level.Less(auditinternal.LevelRequestResponse)
-}
-
-// LogResponseObject keeps the response body (JSON) of a request audited at
-// RequestResponse level; body is not retained by the caller.
-func LogResponseObject(ctx context.Context, body []byte) {
-	rec := RecordFrom(ctx)
-	if rec == nil {
-		return
-	}
-	rec.mu.Lock()
-	omit := rec.omitManagedFields
-	rec.mu.Unlock()
-	if omit {
-		body = withoutManagedFields(body)
-	}
-	rec.mu.Lock()
-	rec.responseObject = body
-	rec.mu.Unlock()
+	return rec.evaluated && !rec.level.Less(level)
 }
 
 // statusLogger is the response writer of an audited request: filters
