@@ -41,6 +41,7 @@ func NewApp() *cli.App {
 			resetCommand(),
 			faultCommand(),
 			requestsCommand(),
+			historyCommand(),
 			versionCommand(),
 			completionCommand(),
 		},

@@ -302,6 +302,8 @@ func TestBadFlagsGiveOneClearLine(t *testing.T) {
 		{"audit log without a policy", []string{"--audit-log-path", "-"}, "--audit-policy-file: an audit policy is needed to write audit events"},
 		{"empty audit policy", []string{"--audit-policy-file", file, "--audit-log-path", "-"}, "--audit-policy-file " + file + ": "},
 		{"bad audit log format", []string{"--audit-log-format", "xml"}, `--audit-log-format "xml": use json or legacy`},
+		{"negative history retention", []string{"--history-retention", "-1s"}, "--history-retention -1s: use a positive duration such as 1h"},
+		{"bad history bound", []string{"--history-max-revisions", "-5"}, "--history-max-revisions -5: use a positive count, or -1 for no bound"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

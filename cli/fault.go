@@ -145,29 +145,49 @@ func faultAddCommand(target func(...cli.Flag) []cli.Flag, client func(*cli.Conte
 // adminClient talks to the instance's API with its admin kubeconfig (or
 // the one given), each request bounded by timeout (0: none, for streams).
 func adminClient(inst *instanceFlags, kubeconfig string, timeout time.Duration) (rest.Interface, error) {
-	if kubeconfig == "" {
-		dir, err := inst.dir()
-		if err != nil {
-			return nil, err
-		}
-		kubeconfig = filepath.Join(dir, kubeconfigFileName)
-		if st, ok, _ := readState(dir); ok && st.Kubeconfig != "" {
-			kubeconfig = st.Kubeconfig
-		}
-		if _, err := os.Stat(kubeconfig); err != nil {
-			return nil, exitf(2, "error: no kubeconfig for instance %q at %s: is it up?", inst.name, kubeconfig)
-		}
+	path, err := instanceKubeconfig(inst, kubeconfig)
+	if err != nil {
+		return nil, err
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {
 		return nil, exitf(1, "error: %v", err)
 	}
 	cfg.Timeout = timeout
-	cs, err := kubernetes.NewForConfig(cfg)
+	rc, err := adminRESTClient(cfg)
 	if err != nil {
 		return nil, exitf(1, "error: %v", err)
 	}
-	// Any client's REST client reaches non-resource paths.
+	return rc, nil
+}
+
+// instanceKubeconfig is kubeconfig, or when empty the admin kubeconfig
+// of the running instance inst names.
+func instanceKubeconfig(inst *instanceFlags, kubeconfig string) (string, error) {
+	if kubeconfig != "" {
+		return kubeconfig, nil
+	}
+	dir, err := inst.dir()
+	if err != nil {
+		return "", err
+	}
+	kubeconfig = filepath.Join(dir, kubeconfigFileName)
+	if st, ok, _ := readState(dir); ok && st.Kubeconfig != "" {
+		kubeconfig = st.Kubeconfig
+	}
+	if _, err := os.Stat(kubeconfig); err != nil {
+		return "", exitf(2, "error: no kubeconfig for instance %q at %s: is it up?", inst.name, kubeconfig)
+	}
+	return kubeconfig, nil
+}
+
+// adminRESTClient reaches the non-resource paths of the API cfg names
+// (devplane's /debug/devplane endpoints).
+func adminRESTClient(cfg *rest.Config) (rest.Interface, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
 	return cs.CoreV1().RESTClient(), nil
 }
 

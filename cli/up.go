@@ -34,6 +34,10 @@ type UpOptions struct {
 	DataDir   string
 	EventTTL  time.Duration
 	Profiling bool
+	// HistoryRetention is how long object history lasts, within
+	// HistoryMaxRevisions.
+	HistoryRetention    time.Duration
+	HistoryMaxRevisions int64
 
 	// Secure serving: responses to these clients are not gzipped.
 	DisableCompressionForClientIPs cli.StringSlice
@@ -96,6 +100,10 @@ func (o *UpOptions) flags() []cli.Flag {
 			Usage: "where etcd data, certificates and the kubeconfig live (default: $XDG_DATA_HOME/devplane/<name>, i.e. ~/.local/share/devplane/<name>)"},
 		&cli.DurationFlag{Name: "event-ttl", Value: controlplane.DefaultEventTTL, Category: catGeneric, Destination: &o.EventTTL,
 			Usage: "how long events are kept (etcd deletes them after this, rounded up to whole seconds)"},
+		&cli.DurationFlag{Name: "history-retention", Value: controlplane.DefaultHistoryRetention, Category: catGeneric, Destination: &o.HistoryRetention,
+			Usage: "how long etcd keeps objects' old versions, and who wrote them, for devplane history (compaction follows it)"},
+		&cli.Int64Flag{Name: "history-max-revisions", Value: controlplane.DefaultHistoryMaxRevisions, Category: catGeneric, Destination: &o.HistoryMaxRevisions,
+			Usage: "keep at most this many etcd revisions, however recent (-1: no bound): etcd's database stays within its quota under heavy writes"},
 
 		&cli.BoolFlag{Name: "profiling", Value: true, Category: catGeneric, Destination: &o.Profiling,
 			Usage: "serve Go profiles at /debug/pprof/ (cluster admins only), as kube-apiserver's --profiling"},
@@ -276,6 +284,8 @@ func (o *UpOptions) controlPlaneOptions() controlplane.Options {
 		DataDir:               o.DataDir,
 		CertDir:               o.CertDir,
 		EventTTL:              o.EventTTL,
+		HistoryRetention:      o.HistoryRetention,
+		HistoryMaxRevisions:   o.HistoryMaxRevisions,
 		BindAddress:           o.bindIP,
 		Port:                  o.Port,
 		AdvertiseAddress:      o.advertiseIP,

@@ -117,7 +117,13 @@ func ServiceAccount(src Source) Interface {
 // 300 seconds unless the pod says otherwise.
 func DefaultTolerationSeconds() Interface {
 	return Func{MutateFunc: func(_ context.Context, a *Attributes) error {
-		pod := podCreate(a)
+		// Updates too, as kube's plugin: an update that replaces the
+		// tolerations keeps these two, which kube's pod update validation
+		// then finds unchanged.
+		if (a.Operation != Create && a.Operation != Update) || a.Resource != podsGVR || a.Subresource != "" {
+			return nil
+		}
+		pod, _ := a.Object.(*corev1.Pod)
 		if pod == nil {
 			return nil
 		}

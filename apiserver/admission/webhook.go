@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/devplane/devplane/apiserver/audit"
+	"github.com/devplane/devplane/apiserver/authz"
 	"github.com/devplane/devplane/apiserver/internal/serviceaddr"
 )
 
@@ -81,16 +82,21 @@ func newHook(name string, cc admissionregistrationv1.WebhookClientConfig, rules 
 // Webhooks calls the dynamic admission webhooks of one kind (mutating or
 // validating) registered in admissionregistration.k8s.io/v1.
 type Webhooks struct {
-	src      Source
-	mutating bool
-	clients  sync.Map // tls identity → *http.Client
+	src        Source
+	authorizer authz.Authorizer // for match conditions' authorizer
+	mutating   bool
+	clients    sync.Map // tls identity → *http.Client
 }
 
 // NewMutatingWebhooks calls MutatingWebhookConfigurations in Mutate.
-func NewMutatingWebhooks(src Source) *Webhooks { return &Webhooks{src: src, mutating: true} }
+func NewMutatingWebhooks(src Source, authorizer authz.Authorizer) *Webhooks {
+	return &Webhooks{src: src, authorizer: authorizer, mutating: true}
+}
 
 // NewValidatingWebhooks calls ValidatingWebhookConfigurations in Validate.
-func NewValidatingWebhooks(src Source) *Webhooks { return &Webhooks{src: src} }
+func NewValidatingWebhooks(src Source, authorizer authz.Authorizer) *Webhooks {
+	return &Webhooks{src: src, authorizer: authorizer}
+}
 
 func (w *Webhooks) hooks(ctx context.Context) ([]hook, error) {
 	gvr := validatingConfigsGVR
@@ -241,7 +247,7 @@ func (w *Webhooks) matches(ctx context.Context, h hook, a *Attributes) (bool, er
 	if len(h.matchConditions) == 0 {
 		return true, nil
 	}
-	vars := map[string]any{"object": toCEL(a.Object), "oldObject": toCEL(a.OldObject), "request": toCEL(admissionRequest(a, ""))}
+	vars := celRequestVars(ctx, a, w.authorizer)
 	var errs []string
 	for _, mc := range h.matchConditions {
 		ok, err := evalBool(mc.Expression, vars)

@@ -18,9 +18,11 @@ import (
 
 	"github.com/devplane/devplane/apiserver/audit"
 	"github.com/devplane/devplane/apiserver/authn"
+	"github.com/devplane/devplane/apiserver/authz"
 	"github.com/devplane/devplane/apiserver/controllers"
 	"github.com/devplane/devplane/apiserver/faults"
 	"github.com/devplane/devplane/apiserver/healthz"
+	"github.com/devplane/devplane/apiserver/history"
 	"github.com/devplane/devplane/apiserver/metrics"
 	"github.com/devplane/devplane/apiserver/openapi"
 	"github.com/devplane/devplane/apiserver/registry"
@@ -60,6 +62,8 @@ type ControlPlane struct {
 	// saIssuer signs service account tokens (TokenRequest, and the
 	// legacy ones the token controller keeps in Secrets).
 	saIssuer *serviceaccount.Issuer
+	// authorizer decides requests; admission's CEL asks it too.
+	authorizer authz.Authorizer
 	// workloads are the simulated nodes, scheduler and workload
 	// controllers (nil with no nodes).
 	workloads *workloads.Machinery
@@ -77,6 +81,8 @@ type ControlPlane struct {
 	faults *faults.Injector
 	// auditor records requests: the recent-request ring, the audit log.
 	auditor *audit.Auditor
+	// writers are who made the stores' recent writes (object history).
+	writers *history.Recorder
 
 	steps     *steps
 	stopOnce  sync.Once
@@ -97,6 +103,8 @@ func New(ctx context.Context, opts Options) (*ControlPlane, error) {
 	if cp.auditor, err = opts.Audit.NewAuditor(); err != nil {
 		return nil, err
 	}
+	// Writers are remembered as long as etcd may keep their versions.
+	cp.writers = history.NewRecorder(opts.HistoryRetention+CompactionInterval, 0)
 	ok := false
 	defer func() {
 		if !ok {
@@ -181,7 +189,7 @@ func (cp *ControlPlane) buildChain() error {
 	if err != nil {
 		return err
 	}
-	cp.saIssuer = sec.issuer
+	cp.saIssuer, cp.authorizer = sec.issuer, sec.authorizer
 	var authenticators authn.Authenticator = sec.authenticator
 	config := func(name string) server.CompletedConfig {
 		c := &server.Config{
@@ -227,6 +235,7 @@ func (cp *ControlPlane) buildChain() error {
 	cp.Aggregator.HandleMethod(http.MethodPost, faults.Path, faultsHandler)
 	cp.Aggregator.HandleMethod(http.MethodDelete, faults.Path+"/:name", faultsHandler)
 	cp.Aggregator.Handle(audit.RecentPath, audit.Handler(cp.auditor))
+	cp.Aggregator.Handle(history.Path, history.Handler(cp.localRegistries, cp.writers, cp.opts.HistoryRetention))
 	if cp.opts.Profiling {
 		cp.installProfiling()
 	}
@@ -251,9 +260,15 @@ func (cp *ControlPlane) installCore() error {
 	if err := cp.Core.AddReadyzChecks(etcdCheck("etcd-readiness")); err != nil {
 		return err
 	}
-	// Keep the etcd history bounded; the watch cache survives compaction.
+	// Keep the etcd history bounded, to the retention object history
+	// needs; the watch cache survives compaction.
 	if err := cp.Core.AddPostStartHook("start-etcd-compactor", func(ctx context.Context) error {
-		go storage.StartCompactor(ctx, cp.Etcd.Client(), CompactionInterval, cp.logger.With("component", "compactor"))
+		storage.StartCompactor(ctx, cp.Etcd.Client(), storage.CompactorOptions{
+			Interval:     min(CompactionInterval, cp.opts.HistoryRetention),
+			Retention:    cp.opts.HistoryRetention,
+			MaxRevisions: max(cp.opts.HistoryMaxRevisions, 0),
+			Logger:       cp.logger.With("component", "compactor"),
+		})
 		return nil
 	}); err != nil {
 		return err
@@ -261,8 +276,8 @@ func (cp *ControlPlane) installCore() error {
 	return cp.installCoreAPI()
 }
 
-// CompactionInterval is how often etcd history older than one interval is
-// compacted away (kube-apiserver's default).
+// CompactionInterval is how often etcd history older than the history
+// retention is compacted away (kube-apiserver's default interval).
 const CompactionInterval = 5 * time.Minute
 
 // URL is where clients reach the API.

@@ -15,6 +15,7 @@ import (
 	"github.com/devplane/devplane/apiserver/audit"
 	"github.com/devplane/devplane/apiserver/patch"
 	"github.com/devplane/devplane/apiserver/registry"
+	"github.com/devplane/devplane/apiserver/request"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -264,8 +265,9 @@ func (h *handler) create(ctx context.Context, w http.ResponseWriter, r *http.Req
 	}
 	h.auditRequestObject(ctx, wr, obj)
 	applyDefaults(sc.res, obj)
-	obj = trackManagedFields(sc.res.FieldManager, nil, obj, manager(r, opts.FieldManager), "")
-	out, err := sc.res.Store.Create(ctx, sc.namespace, obj, opts)
+	who := manager(r, opts.FieldManager)
+	obj = trackManagedFields(sc.res.FieldManager, nil, obj, who, "")
+	out, err := sc.res.Store.Create(request.WithFieldManager(ctx, who), sc.namespace, obj, opts)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -283,6 +285,8 @@ func (h *handler) update(ctx context.Context, w http.ResponseWriter, r *http.Req
 	}
 	wn := wr.wn
 	ctx = admission.WithWarnings(ctx, wn.add)
+	who := manager(r, opts.FieldManager)
+	ctx = request.WithFieldManager(ctx, who)
 	if sc.info.Subresource == "scale" {
 		requested, err := h.decodeBody(wr, scaleGV.WithKind("Scale"),
 			func() runtime.Object { return &autoscalingv1.Scale{} })
@@ -318,8 +322,7 @@ func (h *handler) update(ctx context.Context, w http.ResponseWriter, r *http.Req
 		func(_ context.Context, current runtime.Object) (runtime.Object, error) {
 			requested := obj.DeepCopyObject()
 			applyDefaults(sc.res, requested)
-			return trackManagedFields(sc.res.FieldManager, current, requested,
-				manager(r, opts.FieldManager), sc.info.Subresource), nil
+			return trackManagedFields(sc.res.FieldManager, current, requested, who, sc.info.Subresource), nil
 		}, opts)
 	if err != nil {
 		h.writeError(w, r, err)
@@ -464,6 +467,7 @@ func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		}
 	}
 	who := manager(r, opts.FieldManager)
+	ctx = request.WithFieldManager(ctx, who)
 	force := opts.Force != nil && *opts.Force
 	updateOpts := metav1.UpdateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}
 	sub := sc.info.Subresource

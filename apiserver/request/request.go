@@ -190,6 +190,7 @@ const (
 	requestInfoKey contextKey = iota
 	userKey
 	noCompressionKey
+	fieldManagerKey
 )
 
 // WithoutCompression marks ctx's response as not to be compressed (the
@@ -224,6 +225,19 @@ func WithUser(ctx context.Context, u *User) context.Context {
 func UserFrom(ctx context.Context) (*User, bool) {
 	u, ok := ctx.Value(userKey).(*User)
 	return u, ok && u != nil
+}
+
+// WithFieldManager returns ctx carrying the field manager of the write
+// its request makes: the request's fieldManager, or the one kube derives
+// from its User-Agent.
+func WithFieldManager(ctx context.Context, manager string) context.Context {
+	return context.WithValue(ctx, fieldManagerKey, manager)
+}
+
+// FieldManagerFrom returns the manager put into ctx by WithFieldManager.
+func FieldManagerFrom(ctx context.Context) (string, bool) {
+	m, ok := ctx.Value(fieldManagerKey).(string)
+	return m, ok
 }
 
 // AsAPIServer marks ctx as the API server acting on its own behalf
