@@ -262,10 +262,8 @@ func (s *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if h, ok := s.ResponseWriter.(http.Hijacker); ok {
 		return h.Hijack()
 	}
-	return nil, nil, errNoHijack
+	return nil, nil, fmt.Errorf("response writer does not support hijacking")
 }
-
-var errNoHijack = errors.New("response writer does not support hijacking")
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
