@@ -6,6 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -190,5 +193,77 @@ func TestTrafficSummaryCounts(t *testing.T) {
 	}
 	if sum.Requests < 20 || sum.Errors < 5 || sum.PerSecond < 20.0/60 || sum.P99 <= 0 {
 		t.Errorf("summary %+v does not count the client's requests", sum)
+	}
+}
+
+// TestAuditWebhookReceivesBatches points --audit-webhook-config-file at
+// a local server: kube's webhook backend, batched (a batch a second at
+// most), posts audit.k8s.io/v1 EventLists that hold a request made with
+// a chosen Audit-Id.
+func TestAuditWebhookReceivesBatches(t *testing.T) {
+	received := make(chan []byte, 100)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		select {
+		case received <- body:
+		default:
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	hookConfig := filepath.Join(dir, "webhook.kubeconfig")
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["sink"] = &clientcmdapi.Cluster{Server: srv.URL}
+	cfg.Contexts["sink"] = &clientcmdapi.Context{Cluster: "sink"}
+	cfg.CurrentContext = "sink"
+	if err := clientcmd.WriteToFile(*cfg, hookConfig); err != nil {
+		t.Fatal(err)
+	}
+	policy := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts := audit.NewOptions()
+	opts.PolicyFile, opts.WebhookConfigFile = policy, hookConfig
+	opts.WebhookBatch.MaxWait = time.Second
+	s := startControlPlaneWith(t, controlplane.Options{Audit: opts})
+
+	const id = "0b9e7d1e-webhook-test"
+	req, err := http.NewRequest(http.MethodGet, s.cp.URL()+"/api/v1/namespaces/default", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(audit.HeaderAuditID, id)
+	resp, err := s.client(t, true).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := resp.Header.Get(audit.HeaderAuditID); got != id {
+		t.Fatalf("Audit-Id %q echoed as %q", id, got)
+	}
+	deadline := time.After(30 * time.Second)
+	stages := map[string]bool{}
+	for !stages["RequestReceived"] || !stages["ResponseComplete"] {
+		select {
+		case body := <-received:
+			var list struct {
+				Kind, APIVersion string
+				Items            []struct {
+					AuditID, Stage string
+				}
+			}
+			if err := json.Unmarshal(body, &list); err != nil || list.Kind != "EventList" || list.APIVersion != "audit.k8s.io/v1" {
+				t.Fatalf("the webhook got %v, not an audit.k8s.io/v1 EventList: %.300s", err, body)
+			}
+			for _, ev := range list.Items {
+				if ev.AuditID == id {
+					stages[ev.Stage] = true
+				}
+			}
+		case <-deadline:
+			t.Fatalf("the webhook got no RequestReceived and ResponseComplete for %s within 30s (got %v)", id, stages)
+		}
 	}
 }
