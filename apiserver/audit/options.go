@@ -253,9 +253,21 @@ func (a *Auditor) Run(stop <-chan struct{}) error {
 }
 
 // Shutdown flushes what the backends hold and closes them; call it once
-// requests have drained.
-func (a *Auditor) Shutdown() {
-	if a.backend != nil {
+// requests have drained. It waits at most bound: a webhook that no longer
+// answers is retried with back-off for far longer than a stop should take.
+func (a *Auditor) Shutdown(bound time.Duration) error {
+	if a.backend == nil {
+		return nil
+	}
+	done := make(chan struct{})
+	go func() {
 		a.backend.Shutdown()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-time.After(bound):
+		return fmt.Errorf("audit backends still flushing after %s: events may be lost", bound)
 	}
 }

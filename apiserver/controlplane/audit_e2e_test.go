@@ -210,7 +210,7 @@ func TestAuditWebhookReceivesBatches(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusOK)
 	}))
-	defer srv.Close()
+	t.Cleanup(srv.Close) // after devplane's stop, which delivers what its backend holds
 	dir := t.TempDir()
 	hookConfig := filepath.Join(dir, "webhook.kubeconfig")
 	cfg := clientcmdapi.NewConfig()
@@ -265,5 +265,16 @@ func TestAuditWebhookReceivesBatches(t *testing.T) {
 		case <-deadline:
 			t.Fatalf("the webhook got no RequestReceived and ResponseComplete for %s within 30s (got %v)", id, stages)
 		}
+	}
+
+	// A webhook gone dead does not hold a stop for its retries' back-off.
+	srv.Close()
+	if resp, err := s.client(t, true).Get(s.cp.URL() + "/api/v1/namespaces"); err == nil {
+		resp.Body.Close()
+	}
+	start := time.Now()
+	s.stop()
+	if took := time.Since(start); took > 15*time.Second {
+		t.Errorf("stopping took %s with the audit webhook gone", took)
 	}
 }

@@ -306,7 +306,9 @@ func (cp *ControlPlane) Run(ctx context.Context) error {
 	runErr := prepared.Run(ctx)
 	// Requests have drained: what the audit backends hold is complete.
 	close(stopAudit)
-	cp.auditor.Shutdown()
+	if err := cp.auditor.Shutdown(auditFlushBound); err != nil {
+		cp.logger.Warn("stopping", "err", err)
+	}
 	cp.stopStorage()
 	return runErr
 }
@@ -379,6 +381,10 @@ func (cp *ControlPlane) stopCachers(bound time.Duration) {
 
 // Faults are the rules injecting failures into this devplane's requests.
 func (cp *ControlPlane) Faults() *faults.Injector { return cp.faults }
+
+// auditFlushBound is how long a stop waits for the audit backends to
+// deliver what they hold.
+const auditFlushBound = 5 * time.Second
 
 // Auditor records this devplane's requests (the recent-request ring).
 func (cp *ControlPlane) Auditor() *audit.Auditor { return cp.auditor }
