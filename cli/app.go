@@ -22,6 +22,7 @@ const (
 	catKubeconfig = "Kubeconfig"
 	catLogging    = "Logging"
 	catWorkloads  = "Workloads"
+	catAudit      = "Auditing"
 )
 
 // NewApp builds the devplane command line.
@@ -39,6 +40,7 @@ func NewApp() *cli.App {
 			kubeconfigCommand(),
 			resetCommand(),
 			faultCommand(),
+			requestsCommand(),
 			historyCommand(),
 			snapshotCommand(),
 			versionCommand(),

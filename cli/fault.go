@@ -142,8 +142,8 @@ func faultAddCommand(target func(...cli.Flag) []cli.Flag, client func(*cli.Conte
 	}
 }
 
-// adminClient talks to the instance's API with its admin kubeconfig,
-// each request bounded by timeout.
+// adminClient talks to the instance's API with its admin kubeconfig (or
+// the one given), each request bounded by timeout (0: none, for streams).
 func adminClient(inst *instanceFlags, kubeconfig string, timeout time.Duration) (rest.Interface, error) {
 	path, err := instanceKubeconfig(inst, kubeconfig)
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
 
+	"github.com/devplane/devplane/apiserver/audit"
 	"github.com/devplane/devplane/apiserver/controlplane"
 	"github.com/devplane/devplane/apiserver/workloads"
 	"github.com/devplane/devplane/cli/dashboard"
@@ -74,6 +75,9 @@ type UpOptions struct {
 	ClusterCIDR      string
 	NodeCIDRMaskSize int
 
+	// Auditing
+	Audit auditFlags
+
 	// Filled by Complete and Validate.
 	bindIP      net.IP
 	advertiseIP net.IP
@@ -89,7 +93,7 @@ type UpOptions struct {
 }
 
 func (o *UpOptions) flags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "name", Value: controlplane.DefaultName, Category: catGeneric, Destination: &o.Name,
 			Usage: "instance name: several instances with different names run side by side"},
 		&cli.StringFlag{Name: "data-dir", Category: catGeneric, Destination: &o.DataDir,
@@ -152,7 +156,7 @@ func (o *UpOptions) flags() []cli.Flag {
 			Usage: "the pod network, split into one block per simulated node (as kube-controller-manager's flag)"},
 		&cli.IntFlag{Name: "node-cidr-mask-size", Value: workloads.DefaultNodeCIDRMaskSize, Category: catWorkloads, Destination: &o.NodeCIDRMaskSize,
 			Usage: "the prefix length of each node's block of --cluster-cidr (as kube-controller-manager's flag)"},
-	}
+	}, o.Audit.flags()...)
 }
 
 // Complete fills in defaults derived from other options.
@@ -301,6 +305,7 @@ func (o *UpOptions) controlPlaneOptions() controlplane.Options {
 		NodeCIDRMaskSize:      o.NodeCIDRMaskSize,
 
 		DisableCompressionForClientIPs: o.uncompressed,
+		Audit:                          o.Audit.options(),
 	}
 }
 
@@ -486,12 +491,25 @@ func watchProgress(ctx context.Context, cp *controlplane.ControlPlane, board *da
 		} else if ready {
 			releaser.tick(time.Now())
 		}
+		if ready {
+			board.ShowTraffic(func() dashboard.Traffic { return traffic(cp.Auditor().Summarize(time.Now(), time.Minute, 3)) })
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
 	}
+}
+
+// traffic is the dashboard's panel from the recent-request ring.
+func traffic(s audit.Summary) dashboard.Traffic {
+	t := dashboard.Traffic{Window: s.Window, PerSecond: s.PerSecond, Requests: s.Requests, Errors: s.Errors,
+		P99: s.P99, OpenWatches: s.OpenWatches}
+	for _, c := range s.TopCallers {
+		t.Top = append(t.Top, dashboard.Caller{Who: c.Who, Requests: c.Requests, Errors: c.Errors})
+	}
+	return t
 }
 
 func releaseStartupMemory() {

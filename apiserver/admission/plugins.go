@@ -20,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	psapi "k8s.io/pod-security-admission/api"
 	pspolicy "k8s.io/pod-security-admission/policy"
+
+	"github.com/devplane/devplane/apiserver/audit"
 )
 
 var (
@@ -304,6 +306,13 @@ func PodSecurity(src Source) (Interface, error) {
 		})
 		if len(errs) > 0 {
 			return nil
+		}
+		audit.AddAnnotation(ctx, "pod-security.kubernetes.io/enforce-policy", policy.Enforce.String())
+		if policy.Audit.Level != psapi.LevelPrivileged {
+			if res := pspolicy.AggregateCheckResults(eval.EvaluatePod(policy.Audit, &pod.ObjectMeta, &pod.Spec)); !res.Allowed {
+				audit.AddAnnotation(ctx, "pod-security.kubernetes.io/audit-violations",
+					fmt.Sprintf("would violate PodSecurity %q: %s", policy.Audit.String(), res.ForbiddenDetail()))
+			}
 		}
 		if policy.Enforce.Level != psapi.LevelPrivileged {
 			res := pspolicy.AggregateCheckResults(eval.EvaluatePod(policy.Enforce, &pod.ObjectMeta, &pod.Spec))

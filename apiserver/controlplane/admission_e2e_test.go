@@ -298,6 +298,21 @@ func TestAdmissionWebhooks(t *testing.T) {
 		if pod.Labels["app"] != "x" {
 			t.Errorf("existing labels lost: %v", pod.Labels)
 		}
+		// The request's record carries kube's admission annotations.
+		var annotations map[string]string
+		for _, rec := range s.cp.Auditor().Ring().Records() {
+			if ev := rec.Event(); ev.Verb == "create" && ev.ObjectRef != nil && ev.ObjectRef.Resource == "pods" &&
+				ev.ObjectRef.Namespace == "mutate" && ev.ObjectRef.Name == pod.Name {
+				annotations = ev.Annotations
+			}
+		}
+		if got, want := annotations["mutation.webhook.admission.k8s.io/round_0_index_0"],
+			`{"configuration":"add-label","webhook":"add-label.example.com","mutated":true}`; got != want {
+			t.Errorf("mutation annotation %q, want %q (all: %v)", got, want, annotations)
+		}
+		if got := annotations["pod-security.kubernetes.io/enforce-policy"]; got != "privileged:latest" {
+			t.Errorf("pod-security annotation %q, want privileged:latest (all: %v)", got, annotations)
+		}
 		if !strings.Contains(wc.all(), "label added by the test webhook") {
 			t.Errorf("webhook warning not passed back; warnings: %q", wc.all())
 		}

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/devplane/devplane/apiserver/audit"
 	"github.com/devplane/devplane/apiserver/authn"
 	"github.com/devplane/devplane/apiserver/authz"
 	"github.com/devplane/devplane/apiserver/controllers"
@@ -79,6 +80,8 @@ type ControlPlane struct {
 	metrics *metrics.Metrics
 	// faults are the failures injected into requests (none until set).
 	faults *faults.Injector
+	// auditor records requests: the recent-request ring, the audit log.
+	auditor *audit.Auditor
 	// writers are who made the stores' recent writes (object history).
 	writers *history.Recorder
 
@@ -97,6 +100,10 @@ func New(ctx context.Context, opts Options) (*ControlPlane, error) {
 		return nil, err
 	}
 	cp := &ControlPlane{opts: opts, logger: opts.Logger, steps: newSteps(), startedAt: time.Now(), metrics: metrics.New(), faults: faults.NewInjector()}
+	var err error
+	if cp.auditor, err = opts.Audit.NewAuditor(); err != nil {
+		return nil, err
+	}
 	// Writers are remembered as long as etcd may keep their versions.
 	cp.writers = history.NewRecorder(opts.HistoryRetention+CompactionInterval, 0)
 	ok := false
@@ -207,6 +214,7 @@ func (cp *ControlPlane) buildChain() error {
 			DisableCompressionForClientIPs: cp.opts.DisableCompressionForClientIPs,
 			Metrics:                        cp.metrics,
 			Faults:                         cp.faults,
+			Auditor:                        cp.auditor,
 		}
 		return c.Complete()
 	}
@@ -235,6 +243,7 @@ func (cp *ControlPlane) buildChain() error {
 	cp.Aggregator.Handle(faults.Path, faultsHandler)
 	cp.Aggregator.HandleMethod(http.MethodPost, faults.Path, faultsHandler)
 	cp.Aggregator.HandleMethod(http.MethodDelete, faults.Path+"/:name", faultsHandler)
+	cp.Aggregator.Handle(audit.RecentPath, audit.Handler(cp.auditor))
 	cp.Aggregator.Handle(history.Path, history.Handler(cp.localRegistries, cp.writers, cp.opts.HistoryRetention))
 	cp.installSnapshots()
 	if cp.opts.Profiling {
@@ -299,7 +308,17 @@ func (cp *ControlPlane) Run(ctx context.Context) error {
 		return err
 	}
 	cp.prepared.Store(prepared)
+	stopAudit := make(chan struct{})
+	if err := cp.auditor.Run(stopAudit); err != nil {
+		cp.stopStorage()
+		return fmt.Errorf("starting the audit backends: %w", err)
+	}
 	runErr := prepared.Run(ctx)
+	// Requests have drained: what the audit backends hold is complete.
+	close(stopAudit)
+	if err := cp.auditor.Shutdown(auditFlushBound); err != nil {
+		cp.logger.Warn("stopping", "err", err)
+	}
 	cp.stopStorage()
 	return runErr
 }
@@ -372,3 +391,10 @@ func (cp *ControlPlane) stopCachers(bound time.Duration) {
 
 // Faults are the rules injecting failures into this devplane's requests.
 func (cp *ControlPlane) Faults() *faults.Injector { return cp.faults }
+
+// auditFlushBound is how long a stop waits for the audit backends to
+// deliver what they hold.
+const auditFlushBound = 5 * time.Second
+
+// Auditor records this devplane's requests (the recent-request ring).
+func (cp *ControlPlane) Auditor() *audit.Auditor { return cp.auditor }

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/devplane/devplane/apiserver/audit"
 	"github.com/devplane/devplane/apiserver/registry"
 	"github.com/devplane/devplane/apiserver/serviceaccount"
 	"github.com/devplane/devplane/apiserver/snapshot"
@@ -121,6 +122,9 @@ type Options struct {
 	// starts: the servers then start on it as on a restart (a fork of the
 	// instance the snapshot was taken from).
 	InitialState *snapshot.Snapshot
+	// Audit are kube-apiserver's audit flags (policy, log, webhook) and
+	// the size of the recent-request ring, which is always kept.
+	Audit audit.Options
 
 	Logger *slog.Logger // slog.Default() when nil
 }
@@ -175,6 +179,7 @@ func (o *Options) Complete() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	o.Audit.Complete()
 }
 
 // Validate reports every problem with completed options at once, each
@@ -218,5 +223,6 @@ func (o *Options) Validate() error {
 			add("--cluster-cidr %s overlaps --service-cluster-ip-range %s: pods and Services need addresses of their own", p, s)
 		}
 	}
+	errs = append(errs, o.Audit.Validate()...)
 	return errors.Join(errs...)
 }

@@ -33,7 +33,14 @@ type RequestInfo struct {
 	// Parts is the path after the namespace segment, e.g.
 	// ["configmaps", "foo"] or ["namespaces", "x", "finalize"].
 	Parts []string
+	// Streaming marks a non-resource request that streams until the
+	// client hangs up (?watch=true on one of streamingPaths).
+	Streaming bool
 }
+
+// streamingPaths are the non-resource paths that may stream: the
+// recent-request follow (apiserver/audit's RecentPath).
+var streamingPaths = map[string]bool{"/debug/devplane/requests": true}
 
 // namespaceSubresources are the subresources of a namespace object, which
 // must not be mistaken for a resource inside that namespace.
@@ -47,6 +54,7 @@ func Parse(r *http.Request) (*RequestInfo, error) {
 
 	parts := splitPath(r.URL.Path)
 	if len(parts) == 0 || (parts[0] != "api" && parts[0] != "apis") {
+		info.Streaming = streamingPaths[r.URL.Path] && r.Method == http.MethodGet && r.URL.Query().Get("watch") == "true"
 		return info, nil
 	}
 	info.APIPrefix = parts[0]
@@ -153,7 +161,7 @@ var longRunningSubresources = map[string]bool{
 // request timeouts and in-flight limits must not apply to it.
 func IsLongRunning(info *RequestInfo) bool {
 	if info == nil || !info.IsResourceRequest {
-		return false
+		return info != nil && info.Streaming
 	}
 	return info.Verb == "watch" || info.Verb == "proxy" || longRunningSubresources[info.Subresource]
 }
