@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/utils/exec"
 	utilptr "k8s.io/utils/ptr"
+
+	"github.com/devplane/devplane/apiserver/controlplane"
 )
 
 // terminated is the container's terminated state, nil while it runs.
@@ -381,4 +383,125 @@ func TestKubeletPodStatusDetails(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitPod(t, cs, "default", "waiting", "Running once its configMap exists", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+}
+
+// A kubelet admits a pod only if the host ports it asks for are free on
+// its node: one bound there by spec.nodeName (no scheduler) whose port is
+// taken fails at once, with kube's reason; another protocol is free.
+func TestKubeletRefusesTakenHostPorts(t *testing.T) {
+	_, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	pods := cs.CoreV1().Pods("default")
+	withPort := func(name string, proto corev1.Protocol) *corev1.Pod {
+		return boundPod(name, func(p *corev1.Pod) {
+			p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 8080, Protocol: proto}}
+		})
+	}
+	for _, p := range []*corev1.Pod{withPort("first", corev1.ProtocolTCP)} {
+		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitPod(t, cs, "default", "first", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	for _, p := range []*corev1.Pod{withPort("second", corev1.ProtocolTCP), withPort("udp", corev1.ProtocolUDP)} {
+		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := waitPod(t, cs, "default", "second", "Failed", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	const msg = "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports"
+	if p.Status.Reason != "NodePorts" || p.Status.Message != "Pod was rejected: "+msg || len(p.Status.ContainerStatuses) != 0 {
+		t.Errorf("refused pod: reason %q, message %q, containers %+v", p.Status.Reason, p.Status.Message, p.Status.ContainerStatuses)
+	}
+	waitFor(t, 10*time.Second, "the kubelet's NodePorts event", func(ctx context.Context) (bool, error) {
+		events, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=second,reason=NodePorts"})
+		return err == nil && len(events.Items) == 1 && events.Items[0].Type == corev1.EventTypeWarning && events.Items[0].Message == msg, err
+	})
+	waitPod(t, cs, "default", "udp", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+
+	// Once the first pod is gone its port is free again.
+	if err := pods.Delete(ctx, "first", metav1.DeleteOptions{GracePeriodSeconds: utilptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, "first to be deleted", func(ctx context.Context) (bool, error) {
+		_, err := pods.Get(ctx, "first", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if _, err := pods.Create(ctx, withPort("third", corev1.ProtocolTCP), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, cs, "default", "third", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+}
+
+// Image pulls: a reference that does not parse is InvalidImageName; an
+// image at a reserved registry name, or one --unpullable-images names,
+// fails its pull (ErrImagePull) and backs off (ImagePullBackOff) with
+// kube's events, and its pod is never ready; a Deployment rolling out to
+// it stalls with the old pods serving.
+func TestKubeletImagePulls(t *testing.T) {
+	s, cs := startWorkloadsWith(t, controlplane.Options{Nodes: 1, UnpullableImages: []string{"webserver:404"}})
+	ctx := context.Background()
+	pods := cs.CoreV1().Pods("default")
+	for name, image := range map[string]string{"invalid": "Not_A/Valid:Image!", "reserved": "registry.invalid/app:1", "listed": "webserver:404"} {
+		if _, err := pods.Create(ctx, boundPod(name, func(p *corev1.Pod) { p.Spec.Containers[0].Image = image }), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waiting := func(p *corev1.Pod) *corev1.ContainerStateWaiting {
+		if len(p.Status.ContainerStatuses) == 0 {
+			return nil
+		}
+		return p.Status.ContainerStatuses[0].State.Waiting
+	}
+	p := waitPod(t, cs, "default", "invalid", "InvalidImageName", func(p *corev1.Pod) bool {
+		w := waiting(p)
+		return w != nil && w.Reason == "InvalidImageName"
+	})
+	if w := waiting(p); !strings.Contains(w.Message, `couldn't parse image name "Not_A/Valid:Image!": invalid reference format`) {
+		t.Errorf("InvalidImageName message %q", w.Message)
+	}
+	for _, name := range []string{"reserved", "listed"} {
+		waitPod(t, cs, "default", name, "ErrImagePull", func(p *corev1.Pod) bool {
+			w := waiting(p)
+			return w != nil && w.Reason == "ErrImagePull"
+		})
+		p = waitPod(t, cs, "default", name, "ImagePullBackOff", func(p *corev1.Pod) bool {
+			w := waiting(p)
+			return w != nil && w.Reason == "ImagePullBackOff"
+		})
+		if w := waiting(p); !strings.HasPrefix(w.Message, `Back-off pulling image "`) || !strings.Contains(w.Message, "ErrImagePull: failed to pull and unpack image") {
+			t.Errorf("%s: ImagePullBackOff message %q", name, w.Message)
+		}
+		if p.Status.Phase != corev1.PodPending || podCondition(p, corev1.PodReady) != corev1.ConditionFalse {
+			t.Errorf("%s: phase %s, Ready %s", name, p.Status.Phase, podCondition(p, corev1.PodReady))
+		}
+	}
+	waitFor(t, 10*time.Second, "the kubelet's pull events", func(ctx context.Context) (bool, error) {
+		events, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=listed"})
+		if err != nil {
+			return false, err
+		}
+		seen := map[string]bool{}
+		for _, e := range events.Items {
+			seen[e.Reason+": "+e.Message] = true
+		}
+		return seen[`Pulling: Pulling image "webserver:404"`] && seen["Failed: Error: ErrImagePull"] &&
+			seen[`BackOff: Back-off pulling image "webserver:404"`] && seen["Failed: Error: ImagePullBackOff"], nil
+	})
+
+	// A rollout to an image that cannot be pulled stalls: the old pods
+	// keep serving, the new one never becomes available.
+	s.mustKubectl(t, "create", "deployment", "web", "--image=nginx:1.27", "--replicas=2")
+	s.mustKubectl(t, "rollout", "status", "deployment/web", "--timeout=60s")
+	s.mustKubectl(t, "set", "image", "deployment/web", "nginx=webserver:404")
+	if r := s.kubectl(t, nil, "", "rollout", "status", "deployment/web", "--timeout=5s"); r.Code == 0 {
+		t.Fatalf("rollout to an unpullable image finished: %s", r.Stdout)
+	}
+	d, err := cs.AppsV1().Deployments("default").Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status.AvailableReplicas != 2 || d.Status.UpdatedReplicas != 1 {
+		t.Errorf("stalled rollout: available %d, updated %d; want 2 and 1", d.Status.AvailableReplicas, d.Status.UpdatedReplicas)
+	}
 }

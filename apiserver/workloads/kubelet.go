@@ -85,6 +85,11 @@ type kubelet struct {
 	// services) and requests their service account tokens.
 	api      kubernetes.Interface
 	runtimes runtimes
+
+	// images says which images cannot be pulled; pulls are the failed
+	// pulls of each pod's images, by uid_image (under mu).
+	images *ImagePolicy
+	pulls  map[string]*imagePull
 }
 
 func newKubelet(m *Machinery, nodes []*simNode, pods cache.SharedIndexInformer) (*kubelet, error) {
@@ -95,6 +100,7 @@ func newKubelet(m *Machinery, nodes []*simNode, pods cache.SharedIndexInformer) 
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "simulated-kubelet"}),
 		started:  map[string]time.Time{},
 		deleting: map[string]time.Time{},
+		images:   m.images,
 	}
 	for _, n := range nodes {
 		k.nodes[n.name] = n
@@ -120,9 +126,13 @@ func (k *kubelet) enqueue(obj any) {
 	if !ok || k.ours(pod) == nil {
 		return
 	}
-	// A pod that already has an address keeps it across restarts.
+	// A pod that already has an address keeps it across restarts, and
+	// one admitted before holds its host ports.
 	if pod.Status.PodIP != "" && !pod.Spec.HostNetwork && !isTerminal(pod) {
 		k.ours(pod).ips.reserve(net.ParseIP(pod.Status.PodIP), string(pod.UID))
+	}
+	if pod.Status.StartTime != nil && !isTerminal(pod) {
+		k.ours(pod).ports.admit(pod)
 	}
 	k.queue.Add(pod.Namespace + "/" + pod.Name)
 }
@@ -137,6 +147,7 @@ func (k *kubelet) forget(obj any) {
 	}
 	if n := k.ours(pod); n != nil {
 		n.ips.release(string(pod.UID))
+		n.ports.release(pod.UID)
 	}
 	k.mu.Lock()
 	prefix := string(pod.UID) + "/"
@@ -146,6 +157,11 @@ func (k *kubelet) forget(obj any) {
 		}
 	}
 	delete(k.deleting, string(pod.UID))
+	for key := range k.pulls {
+		if strings.HasPrefix(key, string(pod.UID)+"_") {
+			delete(k.pulls, key)
+		}
+	}
 	k.mu.Unlock()
 	k.runtimes.remove(pod.UID)
 }
@@ -210,12 +226,20 @@ func (k *kubelet) sync(ctx context.Context, key string) (time.Duration, error) {
 	}
 	if isTerminal(pod) {
 		node.ips.release(string(pod.UID))
+		node.ports.release(pod.UID)
 		return 0, nil
 	}
 	var events []podEvent
-	status, next, err := k.desiredStatus(node, pod, now, &events)
-	if err != nil {
-		return 0, err
+	var status *corev1.PodStatus
+	var next time.Time
+	if node.ports.admit(pod) {
+		status, next, err = k.desiredStatus(node, pod, now, &events)
+		if err != nil {
+			return 0, err
+		}
+	} else {
+		status = rejectedStatus(pod, nodePortsReason, nodePortsMessage, now)
+		events = append(events, podEvent{warning: true, reason: nodePortsReason, message: nodePortsMessage})
 	}
 	if !statusEqual(&pod.Status, status) {
 		updated := pod.DeepCopy()
@@ -733,6 +757,12 @@ func probePassed(p *corev1.Probe, started, now time.Time, soon func(time.Time)) 
 // start puts a container in Running with a new container ID, with the
 // kubelet's events for it.
 func (k *kubelet) start(pod *corev1.Pod, cs *corev1.ContainerStatus, now time.Time, path string, events *[]podEvent) {
+	if retry, ok := k.pullImage(pod, cs, path, now, events); !ok {
+		if !retry.IsZero() {
+			k.queue.AddAfter(pod.Namespace+"/"+pod.Name, retry.Sub(now))
+		}
+		return
+	}
 	if c := interpretedSpec(pod, path); c != nil {
 		if err := k.runContainer(context.Background(), k.ours(pod), pod, c, path, cs.RestartCount); err != nil {
 			k.notStarted(pod, cs, path, err, events)
