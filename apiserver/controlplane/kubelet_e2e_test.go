@@ -3,22 +3,33 @@ package controlplane_test
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
+	"fmt"
+	"math/big"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/utils/exec"
 	utilptr "k8s.io/utils/ptr"
 
 	"github.com/devplane/devplane/apiserver/controlplane"
+	"github.com/devplane/devplane/apiserver/workloads"
 )
 
 // terminated is the container's terminated state, nil while it runs.
@@ -503,5 +514,166 @@ func TestKubeletImagePulls(t *testing.T) {
 	}
 	if d.Status.AvailableReplicas != 2 || d.Status.UpdatedReplicas != 1 {
 		t.Errorf("stalled rollout: available %d, updated %d; want 2 and 1", d.Status.AvailableReplicas, d.Status.UpdatedReplicas)
+	}
+}
+
+// testCA is a self-signed CA for tests that sign certificates.
+func testCA(t *testing.T, cn string) (*x509.Certificate, *ecdsa.PrivateKey, string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn}, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	return cert, key, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+}
+
+// Projected ClusterTrustBundle and podCertificate sources: a pod whose
+// non-optional bundle is missing stays ContainerCreating with a
+// FailedMount event until it exists; a podCertificate source makes the
+// kubelet request a certificate and wait until a signer issues it, then
+// the pod reads its key and chain.
+func TestKubeletCertificateVolumes(t *testing.T) {
+	s, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	pods := cs.CoreV1().Pods("default")
+	const signer = "example.com/test-signer"
+	_, _, bundleA := testCA(t, "a")
+	_, _, bundleB := testCA(t, "b")
+
+	ctbPod := boundPod("ctb", func(p *corev1.Pod) {
+		p.Spec.Volumes = []corev1.Volume{{Name: "bundles", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+			{ClusterTrustBundle: &corev1.ClusterTrustBundleProjection{Name: utilptr.To("named"), Path: "named.pem"}},
+			{ClusterTrustBundle: &corev1.ClusterTrustBundleProjection{SignerName: utilptr.To(signer), Path: "signer.pem",
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"trust": "yes"}}}},
+		}}}}}
+		p.Spec.Containers[0] = corev1.Container{Name: "app", Image: "busybox", Command: []string{"sleep", "3600"},
+			VolumeMounts: []corev1.VolumeMount{{Name: "bundles", MountPath: "/bundles"}}}
+	})
+	// The same, in a container the sandbox does not run.
+	ctbWeb := boundPod("ctb-web", func(p *corev1.Pod) {
+		p.Spec.Volumes = ctbPod.Spec.Volumes
+		p.Spec.Containers[0].VolumeMounts = ctbPod.Spec.Containers[0].VolumeMounts
+	})
+	for _, p := range []*corev1.Pod{ctbPod, ctbWeb} {
+		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"ctb", "ctb-web"} {
+		waitFor(t, 20*time.Second, name+"'s FailedMount event", func(ctx context.Context) (bool, error) {
+			events, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name + ",reason=FailedMount"})
+			return err == nil && len(events.Items) > 0 && strings.Contains(events.Items[0].Message,
+				`MountVolume.SetUp failed for volume "bundles" : while getting ClusterTrustBundle: clustertrustbundles.certificates.k8s.io "named" not found`), err
+		})
+	}
+	ctbs := cs.CertificatesV1().ClusterTrustBundles()
+	if _, err := ctbs.Create(ctx, &certificatesv1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: "named"},
+		Spec: certificatesv1.ClusterTrustBundleSpec{TrustBundle: bundleA}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the signer's FailedMount event", func(ctx context.Context) (bool, error) {
+		events, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=ctb,reason=FailedMount"})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range events.Items {
+			if strings.HasSuffix(e.Message, ": combination of signerName and labelSelector matched zero ClusterTrustBundles") {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	p, err := pods.Get(ctx, "ctb", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := p.Status.ContainerStatuses[0].State.Waiting; p.Status.Phase != corev1.PodPending || w == nil || w.Reason != "ContainerCreating" {
+		t.Errorf("without its bundles: %s, %+v", p.Status.Phase, p.Status.ContainerStatuses[0].State)
+	}
+	for i, b := range []string{bundleB, bundleA} { // bundleA twice: once in the file
+		if _, err := ctbs.Create(ctx, &certificatesv1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("example.com:test-signer:%d", i), Labels: map[string]string{"trust": "yes"}},
+			Spec: certificatesv1.ClusterTrustBundleSpec{SignerName: signer, TrustBundle: b}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"ctb", "ctb-web"} {
+		waitPod(t, cs, "default", name, "Running once its bundles exist", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	}
+	if out := s.mustKubectl(t, "exec", "ctb", "--", "cat", "/bundles/named.pem"); out != bundleA {
+		t.Errorf("named.pem = %q, want bundle a", out)
+	}
+	if out := s.mustKubectl(t, "exec", "ctb", "--", "cat", "/bundles/signer.pem"); strings.Count(out, "BEGIN CERTIFICATE") != 2 ||
+		!strings.Contains(out, bundleA) || !strings.Contains(out, bundleB) {
+		t.Errorf("signer.pem = %q, want bundles a and b once each", out)
+	}
+
+	// A pod certificate: the kubelet's request, signed here.
+	certPod := boundPod("cert", func(p *corev1.Pod) {
+		p.Spec.Volumes = []corev1.Volume{{Name: "tls", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+			{PodCertificate: &corev1.PodCertificateProjection{SignerName: signer, KeyType: "ECDSAP256", CredentialBundlePath: "bundle.pem", KeyPath: "key.pem"}},
+		}}}}}
+		p.Spec.RestartPolicy = corev1.RestartPolicyNever
+		p.Spec.Containers[0] = corev1.Container{Name: "app", Image: "busybox", Command: []string{"sh", "-c", "cat /tls/bundle.pem && sleep infinity"},
+			VolumeMounts: []corev1.VolumeMount{{Name: "tls", MountPath: "/tls"}}}
+	})
+	if _, err := pods.Create(ctx, certPod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var pcr *certificatesv1.PodCertificateRequest
+	waitFor(t, 20*time.Second, "the kubelet's PodCertificateRequest", func(ctx context.Context) (bool, error) {
+		list, err := cs.CertificatesV1().PodCertificateRequests("default").List(ctx, metav1.ListOptions{})
+		if err != nil || len(list.Items) == 0 {
+			return false, err
+		}
+		pcr = &list.Items[0]
+		return true, nil
+	})
+	if pcr.Spec.PodName != "cert" || pcr.Spec.NodeName != types.NodeName(workloads.NodeName(1)) || pcr.Spec.NodeUID == "" || pcr.Spec.ServiceAccountName != "default" || pcr.Spec.ServiceAccountUID == "" ||
+		len(pcr.OwnerReferences) != 1 || pcr.OwnerReferences[0].Name != "cert" {
+		t.Errorf("request %+v", pcr)
+	}
+	if p, err := pods.Get(ctx, "cert", metav1.GetOptions{}); err != nil || p.Status.Phase != corev1.PodPending {
+		t.Errorf("before issuance: %v, %v", err, p.Status.Phase)
+	}
+	csr, err := x509.ParseCertificateRequest(pcr.Spec.StubPKCS10Request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, caKey, _ := testCA(t, "signer")
+	notBefore := time.Now().Truncate(time.Second)
+	der, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "cert"},
+		NotBefore: notBefore, NotAfter: notBefore.Add(time.Hour)}, ca, csr.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	pcr.Status = certificatesv1.PodCertificateRequestStatus{CertificateChain: leaf,
+		NotBefore: &metav1.Time{Time: notBefore}, NotAfter: &metav1.Time{Time: notBefore.Add(time.Hour)}, BeginRefreshAt: &metav1.Time{Time: notBefore.Add(30 * time.Minute)},
+		Conditions: []metav1.Condition{{Type: certificatesv1.PodCertificateRequestConditionTypeIssued, Status: metav1.ConditionTrue, Reason: "Issued", LastTransitionTime: metav1.Now()}}}
+	if _, err := cs.CertificatesV1().PodCertificateRequests("default").UpdateStatus(ctx, pcr, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, cs, "default", "cert", "Running once issued", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	out := s.mustKubectl(t, "logs", "cert")
+	block, rest := pem.Decode([]byte(out))
+	if block == nil || block.Type != "PRIVATE KEY" || string(rest) != leaf {
+		t.Fatalf("bundle.pem = %q, want the key then the issued certificate", out)
+	}
+	key, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pub, ok := key.(*ecdsa.PrivateKey); !ok || !pub.PublicKey.Equal(csr.PublicKey) {
+		t.Errorf("the key in the bundle is not the one requested for")
+	}
+	if out := s.mustKubectl(t, "exec", "cert", "--", "cat", "/tls/key.pem"); out != string(pem.EncodeToMemory(block)) {
+		t.Errorf("key.pem = %q", out)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 
@@ -90,6 +91,13 @@ type kubelet struct {
 	// pulls of each pod's images, by uid_image (under mu).
 	images *ImagePolicy
 	pulls  map[string]*imagePull
+	// mounted are the pods not run by the sandbox whose volumes were
+	// found mountable; certificates are the pod certificates requested
+	// (by podCertificateKey). Both under mu.
+	mounted      map[types.UID]struct{}
+	certificates map[string]*podCertificate
+	// mountErrors are each pod's last FailedMount message (under mu).
+	mountErrors map[types.UID]string
 }
 
 func newKubelet(m *Machinery, nodes []*simNode, pods cache.SharedIndexInformer) (*kubelet, error) {
@@ -162,6 +170,13 @@ func (k *kubelet) forget(obj any) {
 			delete(k.pulls, key)
 		}
 	}
+	for key := range k.certificates {
+		if strings.HasPrefix(key, prefix) {
+			delete(k.certificates, key)
+		}
+	}
+	delete(k.mounted, pod.UID)
+	delete(k.mountErrors, pod.UID)
 	k.mu.Unlock()
 	k.runtimes.remove(pod.UID)
 }
@@ -248,6 +263,15 @@ func (k *kubelet) sync(ctx context.Context, key string) (time.Duration, error) {
 			return 0, err
 		}
 		node.emit(pod, events)
+	} else {
+		// The status is as it was; what happened anew is still told.
+		var fresh []podEvent
+		for _, e := range events {
+			if e.anew {
+				fresh = append(fresh, e)
+			}
+		}
+		node.emit(pod, fresh)
 	}
 	if next.IsZero() {
 		return 0, nil
@@ -757,6 +781,16 @@ func probePassed(p *corev1.Probe, started, now time.Time, soon func(time.Time)) 
 // start puts a container in Running with a new container ID, with the
 // kubelet's events for it.
 func (k *kubelet) start(pod *corev1.Pod, cs *corev1.ContainerStatus, now time.Time, path string, events *[]podEvent) {
+	// Volumes first, then the image, as the kubelet does.
+	if interpretedSpec(pod, path) == nil {
+		if err := k.volumesReady(context.Background(), k.ours(pod), pod); err != nil {
+			k.notStarted(pod, cs, path, err, events)
+			return
+		}
+	} else if _, err := k.podVolumes(context.Background(), k.ours(pod), pod, k.runtimes.getOrCreate(pod)); err != nil {
+		k.notStarted(pod, cs, path, err, events)
+		return
+	}
 	if retry, ok := k.pullImage(pod, cs, path, now, events); !ok {
 		if !retry.IsZero() {
 			k.queue.AddAfter(pod.Namespace+"/"+pod.Name, retry.Sub(now))
@@ -813,10 +847,18 @@ func (k *kubelet) notStarted(pod *corev1.Pod, cs *corev1.ContainerStatus, path s
 		waiting.Message = strings.TrimPrefix(message, "Error: ")
 	}
 	cs.State = corev1.ContainerState{Waiting: waiting}
+	anew := false
 	if event == "FailedMount" {
 		path = ""
+		k.mu.Lock()
+		if k.mountErrors == nil {
+			k.mountErrors = map[types.UID]string{}
+		}
+		anew = k.mountErrors[pod.UID] != message
+		k.mountErrors[pod.UID] = message
+		k.mu.Unlock()
 	}
-	*events = append(*events, podEvent{warning: true, path: path, reason: event, message: message})
+	*events = append(*events, podEvent{warning: true, path: path, reason: event, message: message, anew: anew})
 	k.queue.AddAfter(pod.Namespace+"/"+pod.Name, time.Second)
 }
 
@@ -1033,6 +1075,9 @@ type podEvent struct {
 	warning         bool
 	path            string // the container's field path
 	reason, message string
+	// anew: recorded even when the status did not change (a mount that
+	// fails for another reason).
+	anew bool
 }
 
 // A container's event field path, as the kubelet names it.

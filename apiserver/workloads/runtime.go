@@ -315,8 +315,6 @@ func (k *kubelet) podVolumes(ctx context.Context, node *simNode, pod *corev1.Pod
 	}
 	mounts := map[string]sandbox.Mount{}
 	for _, v := range pod.Spec.Volumes {
-		var files map[string][]byte
-		var err error
 		switch {
 		case v.EmptyDir != nil:
 			mounts[v.Name] = sandbox.Mount{Tree: p.world.EmptyDir(v.Name)}
@@ -324,27 +322,69 @@ func (k *kubelet) podVolumes(ctx context.Context, node *simNode, pod *corev1.Pod
 		case v.HostPath != nil:
 			mounts[v.Name] = sandbox.Mount{Tree: k.runtimes.hostTree(node.name), SubPath: v.HostPath.Path}
 			continue
-		case v.ConfigMap != nil:
-			files, err = k.configMapFiles(ctx, pod.Namespace, v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.Optional)
-		case v.Secret != nil:
-			files, err = k.secretFiles(ctx, pod.Namespace, v.Secret.SecretName, v.Secret.Items, v.Secret.Optional)
-		case v.DownwardAPI != nil:
-			files, err = downwardFiles(pod, node, k.m.capacity(), v.DownwardAPI.Items)
-		case v.Projected != nil:
-			files, err = k.projectedFiles(ctx, node, pod, v.Projected.Sources)
-		default:
-			continue // a persistent volume: nothing to mount in the sandbox
 		}
+		files, ok, err := k.volumeContents(ctx, node, pod, &v, true)
 		if err != nil {
-			return nil, &startError{reason: "ContainerCreating", event: "FailedMount",
-				message: fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", v.Name, err)}
+			return nil, err
 		}
-		mounts[v.Name] = sandbox.Mount{Tree: sandbox.ReadOnlyFiles(files), ReadOnly: true}
+		if ok {
+			mounts[v.Name] = sandbox.Mount{Tree: sandbox.ReadOnlyFiles(files), ReadOnly: true}
+		}
 	}
 	p.mu.Lock()
 	p.volumes = mounts
 	p.mu.Unlock()
 	return mounts, nil
+}
+
+// volumesReady checks, once, that the volumes of a pod the sandbox does
+// not run could be mounted: what they need exists (a non-optional
+// configMap, secret or ClusterTrustBundle; an issued pod certificate).
+// Service account tokens are not requested for it.
+func (k *kubelet) volumesReady(ctx context.Context, node *simNode, pod *corev1.Pod) error {
+	k.mu.Lock()
+	_, done := k.mounted[pod.UID]
+	k.mu.Unlock()
+	if done {
+		return nil
+	}
+	for i := range pod.Spec.Volumes {
+		if _, _, err := k.volumeContents(ctx, node, pod, &pod.Spec.Volumes[i], false); err != nil {
+			return err
+		}
+	}
+	k.mu.Lock()
+	if k.mounted == nil {
+		k.mounted = map[types.UID]struct{}{}
+	}
+	k.mounted[pod.UID] = struct{}{}
+	k.mu.Unlock()
+	return nil
+}
+
+// volumeContents are the files of a configMap, secret, downwardAPI or
+// projected volume (ok false for other kinds), or the kubelet's
+// FailedMount error; tokens: request service account tokens.
+func (k *kubelet) volumeContents(ctx context.Context, node *simNode, pod *corev1.Pod, v *corev1.Volume, tokens bool) (map[string][]byte, bool, error) {
+	var files map[string][]byte
+	var err error
+	switch {
+	case v.ConfigMap != nil:
+		files, err = k.configMapFiles(ctx, pod.Namespace, v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.Optional)
+	case v.Secret != nil:
+		files, err = k.secretFiles(ctx, pod.Namespace, v.Secret.SecretName, v.Secret.Items, v.Secret.Optional)
+	case v.DownwardAPI != nil:
+		files, err = downwardFiles(pod, node, k.m.capacity(), v.DownwardAPI.Items)
+	case v.Projected != nil:
+		files, err = k.projectedFiles(ctx, node, pod, v.Name, v.Projected.Sources, tokens)
+	default:
+		return nil, false, nil // emptyDir, hostPath, a persistent volume: nothing to fetch
+	}
+	if err != nil {
+		return nil, false, &startError{reason: "ContainerCreating", event: "FailedMount",
+			message: fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", v.Name, err)}
+	}
+	return files, true, nil
 }
 
 // volumeFiles are a configMap's or secret's keys as a volume presents
@@ -441,8 +481,9 @@ func downwardFiles(pod *corev1.Pod, node *simNode, alloc corev1.ResourceList, it
 }
 
 // projectedFiles are a projected volume's files, its sources merged; a
-// service account token is a real one from the TokenRequest API.
-func (k *kubelet) projectedFiles(ctx context.Context, node *simNode, pod *corev1.Pod, sources []corev1.VolumeProjection) (map[string][]byte, error) {
+// service account token is a real one from the TokenRequest API (when
+// tokens), a pod certificate one issued through a PodCertificateRequest.
+func (k *kubelet) projectedFiles(ctx context.Context, node *simNode, pod *corev1.Pod, volume string, sources []corev1.VolumeProjection, tokens bool) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	add := func(more map[string][]byte, err error) error {
 		for p, v := range more {
@@ -450,7 +491,7 @@ func (k *kubelet) projectedFiles(ctx context.Context, node *simNode, pod *corev1
 		}
 		return err
 	}
-	for _, s := range sources {
+	for i, s := range sources {
 		var err error
 		switch {
 		case s.ConfigMap != nil:
@@ -459,8 +500,12 @@ func (k *kubelet) projectedFiles(ctx context.Context, node *simNode, pod *corev1
 			err = add(k.secretFiles(ctx, pod.Namespace, s.Secret.Name, s.Secret.Items, s.Secret.Optional))
 		case s.DownwardAPI != nil:
 			err = add(downwardFiles(pod, node, k.m.capacity(), s.DownwardAPI.Items))
-		case s.ServiceAccountToken != nil:
+		case s.ServiceAccountToken != nil && tokens:
 			err = add(k.serviceAccountToken(ctx, pod, s.ServiceAccountToken))
+		case s.ClusterTrustBundle != nil:
+			err = add(k.trustBundleFiles(ctx, s.ClusterTrustBundle))
+		case s.PodCertificate != nil:
+			err = add(k.podCertificateFiles(ctx, node, pod, volume, i, s.PodCertificate))
 		}
 		if err != nil {
 			return nil, err
