@@ -677,3 +677,61 @@ func TestKubeletCertificateVolumes(t *testing.T) {
 		t.Errorf("key.pem = %q", out)
 	}
 }
+
+// subPathExpr as the kubelet resolves it: expanded from the container's
+// environment into the volume; absolute, "..", or a variable without a
+// value is a CreateContainerConfigError, for interpreted containers and
+// the others alike, until the pod is mended.
+func TestKubeletSubPathExpr(t *testing.T) {
+	_, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	pods := cs.CoreV1().Pods("default")
+	fieldEnv := func(name, field string) corev1.EnvVar {
+		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: field}}}
+	}
+	withSub := func(name, image string, env corev1.EnvVar, command ...string) *corev1.Pod {
+		return boundPod(name, func(p *corev1.Pod) {
+			p.Spec.RestartPolicy = corev1.RestartPolicyNever
+			p.Spec.Volumes = []corev1.Volume{{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+			p.Spec.Containers[0] = corev1.Container{Name: "app", Image: image, Command: command, Env: []corev1.EnvVar{env},
+				VolumeMounts: []corev1.VolumeMount{{Name: "work", MountPath: "/sub", SubPathExpr: "$(" + env.Name + ")"}, {Name: "work", MountPath: "/all"}}}
+		})
+	}
+	for _, p := range []*corev1.Pod{
+		withSub("ok", "busybox", fieldEnv("POD", "metadata.name"), "sh", "-c", `echo hi > /sub/f && test "$(cat /all/ok/f)" = hi`),
+		withSub("absolute", "busybox", corev1.EnvVar{Name: "P", Value: "/tmp"}, "sh", "-c", "true"),
+		withSub("backsteps", "busybox", corev1.EnvVar{Name: "P", Value: ".."}, "sh", "-c", "true"),
+		withSub("absolute-web", "nginx:1.27", corev1.EnvVar{Name: "P", Value: "/tmp"}),
+		withSub("annotated", "busybox", fieldEnv("A", "metadata.annotations['mysubpath']"), "sh", "-c", "test -d /all/foo"),
+	} {
+		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := waitPod(t, cs, "default", "ok", "finished", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed })
+	if p.Status.Phase != corev1.PodSucceeded {
+		t.Errorf("subPathExpr $(POD): %s, %+v", p.Status.Phase, p.Status.ContainerStatuses)
+	}
+	for name, want := range map[string]string{
+		"absolute":     "error SubPath `/tmp` must not be an absolute path",
+		"absolute-web": "error SubPath `/tmp` must not be an absolute path",
+		"backsteps":    "unable to provision SubPath `..`: must not contain '..'",
+		"annotated":    "missing value for A",
+	} {
+		p := waitPod(t, cs, "default", name, "CreateContainerConfigError", func(p *corev1.Pod) bool {
+			return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Waiting != nil &&
+				p.Status.ContainerStatuses[0].State.Waiting.Reason == "CreateContainerConfigError"
+		})
+		if msg := p.Status.ContainerStatuses[0].State.Waiting.Message; msg != want {
+			t.Errorf("%s: message %q, want %q", name, msg, want)
+		}
+	}
+	// The annotation arrives: the container starts and sees its subPath.
+	if _, err := pods.Patch(ctx, "annotated", types.MergePatchType, []byte(`{"metadata":{"annotations":{"mysubpath":"foo"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p = waitPod(t, cs, "default", "annotated", "finished", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed })
+	if p.Status.Phase != corev1.PodSucceeded {
+		t.Errorf("once annotated: %s, %+v", p.Status.Phase, p.Status.ContainerStatuses)
+	}
+}

@@ -787,6 +787,10 @@ func (k *kubelet) start(pod *corev1.Pod, cs *corev1.ContainerStatus, now time.Ti
 			k.notStarted(pod, cs, path, err, events)
 			return
 		}
+		if err := k.checkConfig(pod, path); err != nil {
+			k.notStarted(pod, cs, path, err, events)
+			return
+		}
 	} else if _, err := k.podVolumes(context.Background(), k.ours(pod), pod, k.runtimes.getOrCreate(pod)); err != nil {
 		k.notStarted(pod, cs, path, err, events)
 		return
@@ -817,6 +821,14 @@ func (k *kubelet) start(pod *corev1.Pod, cs *corev1.ContainerStatus, now time.Ti
 // interpretedSpec is the spec of the init or regular container at path
 // when the sandbox runs its command (nil otherwise: today's rules).
 func interpretedSpec(pod *corev1.Pod, path string) *corev1.Container {
+	if c := containerSpec(pod, path); c != nil && interpreted(pod, c) {
+		return c
+	}
+	return nil
+}
+
+// containerSpec is the spec of the init or regular container at path.
+func containerSpec(pod *corev1.Pod, path string) *corev1.Container {
 	list := pod.Spec.Containers
 	if strings.HasPrefix(path, "spec.initContainers{") {
 		list = pod.Spec.InitContainers
@@ -825,13 +837,39 @@ func interpretedSpec(pod *corev1.Pod, path string) *corev1.Container {
 	}
 	for i := range list {
 		if c := &list[i]; path == initPath(c.Name) || path == containerPath(c.Name) {
-			if interpreted(pod, c) {
-				return c
-			}
-			return nil
+			return c
 		}
 	}
 	return nil
+}
+
+// checkConfig checks what the kubelet resolves before creating a
+// container the sandbox does not run: the configMaps and secrets its
+// environment reads, its subPaths. Its environment is made only when
+// these need it.
+func (k *kubelet) checkConfig(pod *corev1.Pod, path string) error {
+	c := containerSpec(pod, path)
+	if c == nil {
+		return nil
+	}
+	needsEnv := len(c.EnvFrom) > 0
+	for _, e := range c.Env {
+		if f := e.ValueFrom; f != nil && (f.ConfigMapKeyRef != nil || f.SecretKeyRef != nil) {
+			needsEnv = true
+		}
+	}
+	for _, vm := range c.VolumeMounts {
+		needsEnv = needsEnv || vm.SubPathExpr != ""
+	}
+	var env []string
+	if needsEnv {
+		var err error
+		if env, err = k.containerEnv(context.Background(), k.ours(pod), pod, c); err != nil {
+			return err
+		}
+	}
+	_, err := containerSubPaths(c, env)
+	return err
 }
 
 // notStarted leaves a container waiting for what it lacks (a configMap,

@@ -240,6 +240,42 @@ func (k *kubelet) runContainer(ctx context.Context, node *simNode, pod *corev1.P
 	if err != nil {
 		return err
 	}
+	env, err := k.containerEnv(ctx, node, pod, c)
+	if err != nil {
+		return err
+	}
+	subPaths, err := containerSubPaths(c, env)
+	if err != nil {
+		return err
+	}
+	var fsMounts []sandbox.Mount
+	for i, vm := range c.VolumeMounts {
+		m, ok := mounts[vm.Name]
+		if !ok {
+			continue
+		}
+		m.Path, m.ReadOnly = vm.MountPath, m.ReadOnly || vm.ReadOnly
+		m.SubPath = path.Join(m.SubPath, subPaths[i])
+		fsMounts = append(fsMounts, m)
+	}
+	command, args := sandbox.ExpandCommand(c, env)
+	argv := sandbox.Argv(nil, imageShells[imageName(c.Image)], command, args)
+	key := pod.Namespace + "/" + pod.Name
+	run, err := p.world.Start(sandbox.ContainerConfig{
+		Argv: argv, Env: env, WorkingDir: c.WorkingDir, FS: p.world.NewFS(fsMounts...),
+		SharedProcessNamespace: pod.Spec.ShareProcessNamespace != nil && *pod.Spec.ShareProcessNamespace,
+		OnExit:                 func(sandbox.Result) { k.queue.Add(key) },
+	})
+	if err != nil {
+		return &startError{reason: "RunContainerError", event: "Failed", message: "Error: " + err.Error()}
+	}
+	p.started(fieldPath, restartCount, run)
+	return nil
+}
+
+// containerEnv is the container's environment as the kubelet makes it, or
+// its CreateContainerConfigError.
+func (k *kubelet) containerEnv(ctx context.Context, node *simNode, pod *corev1.Pod, c *corev1.Container) ([]string, error) {
 	lookupCM := func(name string) (map[string]string, bool) {
 		cm, err := k.api.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, name, metav1.GetOptions{ResourceVersion: "0"})
 		if err != nil {
@@ -258,7 +294,7 @@ func (k *kubelet) runContainer(ctx context.Context, node *simNode, pod *corev1.P
 	for _, ns := range []string{pod.Namespace, metav1.NamespaceDefault} {
 		list, err := k.api.CoreV1().Services(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for i := range list.Items {
 			services = append(services, &list.Items[i])
@@ -276,31 +312,23 @@ func (k *kubelet) runContainer(ctx context.Context, node *simNode, pod *corev1.P
 		Services:        sandbox.ServiceEnv(pod.Namespace, links, services),
 	})
 	if err != nil {
-		return &startError{reason: "CreateContainerConfigError", event: "Failed", message: "Error: " + err.Error()}
+		return nil, &startError{reason: "CreateContainerConfigError", event: "Failed", message: "Error: " + err.Error()}
 	}
-	var fsMounts []sandbox.Mount
-	for _, vm := range c.VolumeMounts {
-		m, ok := mounts[vm.Name]
-		if !ok {
-			continue
+	return env, nil
+}
+
+// containerSubPaths are the subPaths of the container's volume mounts, in
+// order, or the kubelet's CreateContainerConfigError for the first bad one.
+func containerSubPaths(c *corev1.Container, env []string) ([]string, error) {
+	subPaths := make([]string, len(c.VolumeMounts))
+	for i, vm := range c.VolumeMounts {
+		sp, err := sandbox.SubPath(vm, env)
+		if err != nil {
+			return nil, &startError{reason: "CreateContainerConfigError", event: "Failed", message: "Error: " + err.Error()}
 		}
-		m.Path, m.ReadOnly = vm.MountPath, m.ReadOnly || vm.ReadOnly
-		m.SubPath = path.Join(m.SubPath, vm.SubPath)
-		fsMounts = append(fsMounts, m)
+		subPaths[i] = sp
 	}
-	command, args := sandbox.ExpandCommand(c, env)
-	argv := sandbox.Argv(nil, imageShells[imageName(c.Image)], command, args)
-	key := pod.Namespace + "/" + pod.Name
-	run, err := p.world.Start(sandbox.ContainerConfig{
-		Argv: argv, Env: env, WorkingDir: c.WorkingDir, FS: p.world.NewFS(fsMounts...),
-		SharedProcessNamespace: pod.Spec.ShareProcessNamespace != nil && *pod.Spec.ShareProcessNamespace,
-		OnExit:                 func(sandbox.Result) { k.queue.Add(key) },
-	})
-	if err != nil {
-		return &startError{reason: "RunContainerError", event: "Failed", message: "Error: " + err.Error()}
-	}
-	p.started(fieldPath, restartCount, run)
-	return nil
+	return subPaths, nil
 }
 
 // podVolumes makes the pod's volumes once: emptyDirs shared by its
