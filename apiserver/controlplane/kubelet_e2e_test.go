@@ -708,7 +708,9 @@ func TestKubeletSubPathExpr(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p := waitPod(t, cs, "default", "ok", "finished", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed })
+	p := waitPod(t, cs, "default", "ok", "finished", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	})
 	if p.Status.Phase != corev1.PodSucceeded {
 		t.Errorf("subPathExpr $(POD): %s, %+v", p.Status.Phase, p.Status.ContainerStatuses)
 	}
@@ -730,7 +732,9 @@ func TestKubeletSubPathExpr(t *testing.T) {
 	if _, err := pods.Patch(ctx, "annotated", types.MergePatchType, []byte(`{"metadata":{"annotations":{"mysubpath":"foo"}}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	p = waitPod(t, cs, "default", "annotated", "finished", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed })
+	p = waitPod(t, cs, "default", "annotated", "finished", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	})
 	if p.Status.Phase != corev1.PodSucceeded {
 		t.Errorf("once annotated: %s, %+v", p.Status.Phase, p.Status.ContainerStatuses)
 	}
