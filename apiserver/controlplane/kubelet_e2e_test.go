@@ -23,6 +23,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/utils/exec"
@@ -737,5 +738,94 @@ func TestKubeletSubPathExpr(t *testing.T) {
 	})
 	if p.Status.Phase != corev1.PodSucceeded {
 		t.Errorf("once annotated: %s, %+v", p.Status.Phase, p.Status.ContainerStatuses)
+	}
+}
+
+// Status rules: a failing command fails its pod; a run-to-completion pod
+// whose image serves (no command) keeps running; httpGet, tcpSocket and
+// grpc probes pass on a port the pod declares and fail on another (a
+// failing readiness probe keeps the pod unready, a failing liveness or
+// startup probe restarts the container).
+func TestKubeletProbesAndRunRules(t *testing.T) {
+	_, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	pods := cs.CoreV1().Pods("default")
+	web := func(name string, mutate func(c *corev1.Container)) *corev1.Pod {
+		return boundPod(name, func(p *corev1.Pod) {
+			p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80}}
+			mutate(&p.Spec.Containers[0])
+		})
+	}
+	httpProbe := func(port int) *corev1.Probe {
+		return &corev1.Probe{PeriodSeconds: 1, FailureThreshold: 1,
+			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt(port)}}}
+	}
+	for _, p := range []*corev1.Pod{
+		boundPod("false", func(p *corev1.Pod) {
+			p.Spec.RestartPolicy = corev1.RestartPolicyNever
+			p.Spec.Containers[0] = corev1.Container{Name: "app", Image: "busybox", Command: []string{"/bin/false"}}
+		}),
+		boundPod("serves", func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyNever }),
+		web("ready", func(c *corev1.Container) { c.ReadinessProbe = httpProbe(80) }),
+		web("unready", func(c *corev1.Container) { c.ReadinessProbe = httpProbe(81) }),
+		web("tcp-ready", func(c *corev1.Container) {
+			c.Ports[0].Name = "http"
+			c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("http")}}}
+		}),
+		web("grpc-dead", func(c *corev1.Container) {
+			c.LivenessProbe = &corev1.Probe{PeriodSeconds: 1, FailureThreshold: 1, ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 2333}}}
+		}),
+		boundPod("never-starts", func(p *corev1.Pod) {
+			p.Spec.Containers[0] = corev1.Container{Name: "app", Image: "busybox", Command: []string{"sleep", "3600"},
+				StartupProbe: &corev1.Probe{PeriodSeconds: 1, FailureThreshold: 2, ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"false"}}}}}
+		}),
+	} {
+		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := waitPod(t, cs, "default", "false", "Failed", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	if term := terminated(p, "app"); term == nil || term.ExitCode != 1 {
+		t.Errorf("/bin/false: %+v", term)
+	}
+	waitPod(t, cs, "default", "ready", "Ready", func(p *corev1.Pod) bool { return podCondition(p, corev1.PodReady) == corev1.ConditionTrue })
+	waitPod(t, cs, "default", "tcp-ready", "Ready", func(p *corev1.Pod) bool { return podCondition(p, corev1.PodReady) == corev1.ConditionTrue })
+	for _, name := range []string{"grpc-dead", "never-starts"} {
+		waitPod(t, cs, "default", name, "restarted", func(p *corev1.Pod) bool {
+			return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].RestartCount >= 1
+		})
+	}
+	// Well past DefaultRunTime and the probes' thresholds.
+	time.Sleep(3 * time.Second)
+	for name, want := range map[string]corev1.ConditionStatus{"serves": corev1.ConditionTrue, "unready": corev1.ConditionFalse} {
+		p, err := pods.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Status.Phase != corev1.PodRunning || podCondition(p, corev1.PodReady) != want || p.Status.ContainerStatuses[0].RestartCount != 0 {
+			t.Errorf("%s: %s, Ready %s (want %s), restarts %d", name, p.Status.Phase, podCondition(p, corev1.PodReady), want, p.Status.ContainerStatuses[0].RestartCount)
+		}
+	}
+	for name, want := range map[string]string{
+		"unready":      `Readiness probe failed: Get "http://10.244.0.`,
+		"grpc-dead":    "Liveness probe failed: failed to connect service",
+		"never-starts": "",
+	} {
+		events, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seen []string
+		for _, e := range events.Items {
+			seen = append(seen, e.Reason+": "+e.Message)
+		}
+		all := strings.Join(seen, "\n")
+		if want != "" && !strings.Contains(all, "Unhealthy: "+want) {
+			t.Errorf("%s: events\n%s\nwant Unhealthy: %s", name, all, want)
+		}
+		kind := map[string]string{"grpc-dead": "liveness", "never-starts": "startup"}[name]
+		if kind != "" && !strings.Contains(all, "Killing: Container app failed "+kind+" probe, will be restarted") {
+			t.Errorf("%s: events\n%s\nwant the kubelet's Killing", name, all)
+		}
 	}
 }

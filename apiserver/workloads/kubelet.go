@@ -30,10 +30,10 @@ import (
 
 // Annotations a pod can carry to direct the simulated kubelet.
 const (
-	// AnnotationExitAfter makes containers exit after this long (a Go
-	// duration, e.g. "30s"); without it, containers of pods whose
-	// restartPolicy is Never or OnFailure exit after DefaultRunTime and
-	// the others run until deleted.
+	// AnnotationExitAfter makes containers the sandbox does not run exit
+	// after this long (a Go duration, e.g. "30s"); without it, those with
+	// a command or args in pods whose restartPolicy is Never or OnFailure
+	// exit after DefaultRunTime, and the others run until deleted.
 	AnnotationExitAfter = "devplane.dev/exit-after"
 	// AnnotationExitCode is the exit code they exit with (default 0). A
 	// non-zero code fails the pod (Never) or restarts the container with
@@ -48,7 +48,8 @@ const (
 // pace rather than a real cluster's.
 var (
 	// DefaultRunTime is how long a container of a run-to-completion pod
-	// (restartPolicy Never/OnFailure, Jobs) runs.
+	// (restartPolicy Never/OnFailure, Jobs) runs when the sandbox does not
+	// interpret its command.
 	DefaultRunTime = time.Second
 	// initContainerRunTime is how long each init container runs.
 	initContainerRunTime = 100 * time.Millisecond
@@ -96,8 +97,13 @@ type kubelet struct {
 	// (by podCertificateKey). Both under mu.
 	mounted      map[types.UID]struct{}
 	certificates map[string]*podCertificate
-	// mountErrors are each pod's last FailedMount message (under mu).
+	// mountErrors are each pod's last FailedMount message; killed, when
+	// container runs (by startKey) were killed for a failed probe; told,
+	// the probe failures (by probeKey under the pod's UID) told in an
+	// event. All under mu.
 	mountErrors map[types.UID]string
+	killed      map[string]time.Time
+	told        map[string]struct{}
 }
 
 func newKubelet(m *Machinery, nodes []*simNode, pods cache.SharedIndexInformer) (*kubelet, error) {
@@ -159,9 +165,16 @@ func (k *kubelet) forget(obj any) {
 	}
 	k.mu.Lock()
 	prefix := string(pod.UID) + "/"
-	for key := range k.started {
+	for _, m := range []map[string]time.Time{k.started, k.killed} {
+		for key := range m {
+			if strings.HasPrefix(key, prefix) {
+				delete(m, key)
+			}
+		}
+	}
+	for key := range k.told {
 		if strings.HasPrefix(key, prefix) {
-			delete(k.started, key)
+			delete(k.told, key)
 		}
 	}
 	delete(k.deleting, string(pod.UID))
@@ -420,6 +433,18 @@ func timingOf(pod *corev1.Pod) (podTiming, error) {
 	return t, nil
 }
 
+// containerTiming is how a container not run by the sandbox runs: one
+// with neither command nor args runs its image's own entrypoint, taken to
+// serve until stopped (nginx, pause...), whatever the restart policy,
+// unless the pod's annotations say otherwise; the others follow the pod's
+// timing.
+func containerTiming(pod *corev1.Pod, c *corev1.Container, t podTiming) podTiming {
+	if _, ok := pod.Annotations[AnnotationExitAfter]; !ok && len(c.Command) == 0 && len(c.Args) == 0 {
+		t.exits = false
+	}
+	return t
+}
+
 // desiredStatus is the pod's status at now, and when it next changes.
 func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, events *[]podEvent) (*corev1.PodStatus, time.Time, error) {
 	st := pod.Status.DeepCopy()
@@ -542,7 +567,7 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, e
 		if !initDone {
 			cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}
 		} else {
-			k.stepContainer(pod, c, &cs, timing, now, soon, containerPath(c.Name), events)
+			k.stepContainer(pod, c, &cs, containerTiming(pod, c, timing), now, soon, containerPath(c.Name), events)
 		}
 		switch {
 		case cs.State.Running != nil:
@@ -746,24 +771,60 @@ func backOff(restarts int32) time.Duration {
 
 // probe sets a running container's started and ready from its probes
 // (without a readiness probe, a started container is ready), and kills
-// it when its liveness probe failed.
+// it when its startup or liveness probe failed.
 func (k *kubelet) probe(pod *corev1.Pod, c *corev1.Container, cs *corev1.ContainerStatus, path string, now time.Time, soon func(time.Time)) {
 	node := k.ours(pod)
 	started := k.startedAt(pod, cs)
-	cs.Started = ptr.To(k.probeResult(node, pod, c, cs, path, "Startup", c.StartupProbe, started, now, soon))
-	if !*cs.Started {
+	ok, failed := k.probeResult(node, pod, c, cs, path, "Startup", c.StartupProbe, started, now, soon)
+	cs.Started = ptr.To(ok)
+	if !ok {
 		cs.Ready = false
+		if failed {
+			k.kill(pod, c, cs, path, "startup", now)
+		}
 		return
 	}
-	if !k.probeResult(node, pod, c, cs, path, "Liveness", c.LivenessProbe, started, now, soon) {
-		if p := k.runtimes.get(pod.UID); p != nil {
-			if run := p.run(path, cs.RestartCount); run != nil {
-				node.emit(pod, []podEvent{{path: path, reason: "Killing", message: fmt.Sprintf("Container %s failed liveness probe, will be restarted", c.Name)}})
-				run.Kill()
-			}
+	if _, failed := k.probeResult(node, pod, c, cs, path, "Liveness", c.LivenessProbe, started, now, soon); failed {
+		k.kill(pod, c, cs, path, "liveness", now)
+	}
+	cs.Ready, _ = k.probeResult(node, pod, c, cs, path, "Readiness", c.ReadinessProbe, started, now, soon)
+}
+
+// kill ends a container's run whose probe failed, once, with the
+// kubelet's event: an interpreted one is killed in the sandbox, another
+// ends at now with 137 (as after SIGKILL).
+func (k *kubelet) kill(pod *corev1.Pod, c *corev1.Container, cs *corev1.ContainerStatus, path, probe string, now time.Time) {
+	key := startKey(pod, cs)
+	k.mu.Lock()
+	_, done := k.killed[key]
+	if !done {
+		if k.killed == nil {
+			k.killed = map[string]time.Time{}
+		}
+		k.killed[key] = now
+	}
+	k.mu.Unlock()
+	if done {
+		return
+	}
+	node := k.ours(pod)
+	node.emit(pod, []podEvent{{path: path, reason: "Killing", message: fmt.Sprintf("Container %s failed %s probe, will be restarted", c.Name, probe)}})
+	if p := k.runtimes.get(pod.UID); p != nil {
+		if run := p.run(path, cs.RestartCount); run != nil {
+			run.Kill()
+			return
 		}
 	}
-	cs.Ready = k.probeResult(node, pod, c, cs, path, "Readiness", c.ReadinessProbe, started, now, soon)
+	k.queue.Add(pod.Namespace + "/" + pod.Name)
+}
+
+// killedAt is when a container's current run was killed for a failed
+// probe, if it was.
+func (k *kubelet) killedAt(pod *corev1.Pod, cs *corev1.ContainerStatus) (time.Time, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	at, ok := k.killed[startKey(pod, cs)]
+	return at, ok
 }
 
 func probePassed(p *corev1.Probe, started, now time.Time, soon func(time.Time)) bool {
@@ -919,6 +980,9 @@ func (k *kubelet) ended(pod *corev1.Pod, c *corev1.Container, cs *corev1.Contain
 		}
 		result, ended := run.Result()
 		return int32(result.ExitCode), result.FinishedAt, ended
+	}
+	if at, ok := k.killedAt(pod, cs); ok {
+		return 137, at, true
 	}
 	if !t.exits {
 		return 0, time.Time{}, false
