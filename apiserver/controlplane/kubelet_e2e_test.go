@@ -829,3 +829,65 @@ func TestKubeletProbesAndRunRules(t *testing.T) {
 		}
 	}
 }
+
+// Exec lifecycle hooks of interpreted containers: postStart runs once the
+// container started (a failing one kills it), preStop runs on deletion
+// before SIGTERM.
+func TestKubeletLifecycleHooks(t *testing.T) {
+	s, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	pods := cs.CoreV1().Pods("default")
+	hostVolume := []corev1.Volume{{Name: "hooks", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/hooks"}}}}
+	hookMount := []corev1.VolumeMount{{Name: "hooks", MountPath: "/hooks"}}
+	sh := func(script string) *corev1.LifecycleHandler {
+		return &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", script}}}
+	}
+	hooked := boundPod("hooked", func(p *corev1.Pod) {
+		p.Spec.Volumes = hostVolume
+		p.Spec.Containers[0] = corev1.Container{Name: "app", Image: "busybox", VolumeMounts: hookMount,
+			Command:   []string{"sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"},
+			Lifecycle: &corev1.Lifecycle{PostStart: sh("echo started > /hooks/post"), PreStop: sh("echo stopping > /hooks/pre")}}
+	})
+	badHook := boundPod("bad-hook", func(p *corev1.Pod) {
+		p.Spec.Containers[0] = corev1.Container{Name: "app", Image: "busybox", Command: []string{"sleep", "3600"},
+			Lifecycle: &corev1.Lifecycle{PostStart: sh("echo no; exit 2")}}
+	})
+	for _, p := range []*corev1.Pod{hooked, badHook} {
+		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitPod(t, cs, "default", "hooked", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	waitFor(t, 10*time.Second, "the postStart hook's file", func(context.Context) (bool, error) {
+		r := s.kubectl(t, nil, "", "exec", "hooked", "--", "cat", "/hooks/post")
+		return r.Code == 0 && r.Stdout == "started\n", nil
+	})
+	waitPod(t, cs, "default", "bad-hook", "restarted", func(p *corev1.Pod) bool {
+		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].RestartCount >= 1
+	})
+	waitFor(t, 10*time.Second, "the FailedPostStartHook event", func(ctx context.Context) (bool, error) {
+		events, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=bad-hook,reason=FailedPostStartHook"})
+		return err == nil && len(events.Items) > 0 && strings.Contains(events.Items[0].Message,
+			"Exec lifecycle hook ([sh -c echo no; exit 2]) for Container \"app\" in Pod \"bad-hook_default("), err
+	})
+
+	if err := pods.Delete(ctx, "hooked", metav1.DeleteOptions{GracePeriodSeconds: utilptr.To[int64](10)}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, "hooked to be deleted", func(ctx context.Context) (bool, error) {
+		_, err := pods.Get(ctx, "hooked", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	reader := boundPod("reader", func(p *corev1.Pod) {
+		p.Spec.RestartPolicy = corev1.RestartPolicyNever
+		p.Spec.Volumes = hostVolume
+		p.Spec.Containers[0] = corev1.Container{Name: "app", Image: "busybox", VolumeMounts: hookMount, Command: []string{"cat", "/hooks/pre"}}
+	})
+	if _, err := pods.Create(ctx, reader, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, cs, "default", "reader", "Succeeded", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+	if out := s.mustKubectl(t, "logs", "reader"); out != "stopping\n" {
+		t.Errorf("preStop hook's file: %q", out)
+	}
+}

@@ -314,7 +314,11 @@ func (k *kubelet) terminate(ctx context.Context, node *simNode, pod *corev1.Pod,
 			}
 			node.emit(pod, events)
 			if run != nil {
-				run.signal(syscall.SIGTERM)
+				grace := 30 * time.Second
+				if g := pod.DeletionGracePeriodSeconds; g != nil {
+					grace = time.Duration(*g) * time.Second
+				}
+				k.stop(pod, run, grace)
 			}
 		}
 		wait := shutdownTime

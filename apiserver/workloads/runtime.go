@@ -196,6 +196,19 @@ func (p *podRuntime) started(fieldPath string, restartCount int32, c *sandbox.Co
 	r.current, r.restartCount = c, restartCount
 }
 
+// current are the containers' current runs, by field path.
+func (p *podRuntime) current() map[string]*sandbox.Container {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	runs := map[string]*sandbox.Container{}
+	for path, r := range p.runs {
+		if r.current != nil {
+			runs[path] = r.current
+		}
+	}
+	return runs
+}
+
 // signal delivers sig to every running container.
 func (p *podRuntime) signal(sig syscall.Signal) {
 	p.mu.Lock()
@@ -270,6 +283,7 @@ func (k *kubelet) runContainer(ctx context.Context, node *simNode, pod *corev1.P
 		return &startError{reason: "RunContainerError", event: "Failed", message: "Error: " + err.Error()}
 	}
 	p.started(fieldPath, restartCount, run)
+	k.postStart(pod, c, fieldPath, run)
 	return nil
 }
 
