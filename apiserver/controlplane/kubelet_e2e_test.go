@@ -891,3 +891,38 @@ func TestKubeletLifecycleHooks(t *testing.T) {
 		t.Errorf("preStop hook's file: %q", out)
 	}
 }
+
+// Mounted configMaps and downward API files follow their sources while
+// the pod runs, as the kubelet refreshes them.
+func TestKubeletRefreshesVolumes(t *testing.T) {
+	s, cs := startWorkloads(t, 1)
+	ctx := context.Background()
+	cms := cs.CoreV1().ConfigMaps("default")
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg"}, Data: map[string]string{"color": "blue"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := boundPod("watcher", func(p *corev1.Pod) {
+		p.Labels = map[string]string{"stage": "one"}
+		p.Spec.Volumes = []corev1.Volume{
+			{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}},
+			{Name: "info", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
+				{Path: "labels", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}}}},
+		}
+		p.Spec.Containers[0] = corev1.Container{Name: "app", Image: "busybox", Command: []string{"sleep", "3600"},
+			VolumeMounts: []corev1.VolumeMount{{Name: "cfg", MountPath: "/cfg"}, {Name: "info", MountPath: "/info"}}}
+	})
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, cs, "default", "watcher", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	if out := s.mustKubectl(t, "exec", "watcher", "--", "cat", "/cfg/color", "/info/labels"); out != "blue"+`stage="one"` {
+		t.Fatalf("before the updates: %q", out)
+	}
+	if _, err := cms.Update(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg"}, Data: map[string]string{"color": "green"}}, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.mustKubectl(t, "label", "pod", "watcher", "stage=two", "--overwrite")
+	waitFor(t, 20*time.Second, "the volumes to follow their sources", func(context.Context) (bool, error) {
+		return s.mustKubectl(t, "exec", "watcher", "--", "cat", "/cfg/color", "/info/labels") == "green"+`stage="two"`, nil
+	})
+}

@@ -265,6 +265,11 @@ func (k *kubelet) sync(ctx context.Context, key string) (time.Duration, error) {
 		if err != nil {
 			return 0, err
 		}
+		if p := k.runtimes.get(pod.UID); p != nil && status.Phase == corev1.PodRunning {
+			if at := k.refreshVolumes(ctx, node, pod, p, now); !at.IsZero() && (next.IsZero() || at.Before(next)) {
+				next = at
+			}
+		}
 	} else {
 		status = rejectedStatus(pod, nodePortsReason, nodePortsMessage, now)
 		events = append(events, podEvent{warning: true, reason: nodePortsReason, message: nodePortsMessage})

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -66,8 +67,14 @@ type podRuntime struct {
 
 	mu      sync.Mutex
 	volumes map[string]sandbox.Mount // by volume name, made on first start
-	runs    map[string]*containerRuns
-	probes  map[string]*probeState // by probeKey
+	// contents are the files of the volumes the kubelet refreshes, by
+	// volume name, as last written; tokens, the service account tokens
+	// requested, by volume/path; refreshed, when contents were last read.
+	contents  map[string]map[string][]byte
+	tokens    map[string]map[string][]byte
+	refreshed time.Time
+	runs      map[string]*containerRuns
+	probes    map[string]*probeState // by probeKey
 }
 
 // containerRuns are a container's current run and the last one that
@@ -121,7 +128,7 @@ func (r *runtimes) getOrCreate(pod *corev1.Pod) *podRuntime {
 			hostname = pod.Spec.Hostname
 		}
 		p = &podRuntime{world: sandbox.NewPod(sandbox.PodConfig{Hostname: hostname, Hosts: hostsFile(pod, hostname)}),
-			runs: map[string]*containerRuns{}}
+			runs: map[string]*containerRuns{}, contents: map[string]map[string][]byte{}, tokens: map[string]map[string][]byte{}}
 		r.pods[pod.UID] = p
 	}
 	return p
@@ -194,6 +201,25 @@ func (p *podRuntime) started(fieldPath string, restartCount int32, c *sandbox.Co
 		r.previous = r.current
 	}
 	r.current, r.restartCount = c, restartCount
+}
+
+// token is the service account token file kept under key, requested by
+// get the first time.
+func (p *podRuntime) token(key string, get func() (map[string][]byte, error)) (map[string][]byte, error) {
+	p.mu.Lock()
+	files, ok := p.tokens[key]
+	p.mu.Unlock()
+	if ok {
+		return files, nil
+	}
+	files, err := get()
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	p.tokens[key] = files
+	p.mu.Unlock()
+	return files, nil
 }
 
 // current are the containers' current runs, by field path.
@@ -365,12 +391,15 @@ func (k *kubelet) podVolumes(ctx context.Context, node *simNode, pod *corev1.Pod
 			mounts[v.Name] = sandbox.Mount{Tree: k.runtimes.hostTree(node.name), SubPath: v.HostPath.Path}
 			continue
 		}
-		files, ok, err := k.volumeContents(ctx, node, pod, &v, true)
+		files, ok, err := k.volumeContents(ctx, node, pod, &v, p)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
 			mounts[v.Name] = sandbox.Mount{Tree: sandbox.ReadOnlyFiles(files), ReadOnly: true}
+			p.mu.Lock()
+			p.contents[v.Name] = files
+			p.mu.Unlock()
 		}
 	}
 	p.mu.Lock()
@@ -391,7 +420,7 @@ func (k *kubelet) volumesReady(ctx context.Context, node *simNode, pod *corev1.P
 		return nil
 	}
 	for i := range pod.Spec.Volumes {
-		if _, _, err := k.volumeContents(ctx, node, pod, &pod.Spec.Volumes[i], false); err != nil {
+		if _, _, err := k.volumeContents(ctx, node, pod, &pod.Spec.Volumes[i], nil); err != nil {
 			return err
 		}
 	}
@@ -406,8 +435,9 @@ func (k *kubelet) volumesReady(ctx context.Context, node *simNode, pod *corev1.P
 
 // volumeContents are the files of a configMap, secret, downwardAPI or
 // projected volume (ok false for other kinds), or the kubelet's
-// FailedMount error; tokens: request service account tokens.
-func (k *kubelet) volumeContents(ctx context.Context, node *simNode, pod *corev1.Pod, v *corev1.Volume, tokens bool) (map[string][]byte, bool, error) {
+// FailedMount error; service account tokens are requested, and kept, for
+// the pod runtime p only (nil: none).
+func (k *kubelet) volumeContents(ctx context.Context, node *simNode, pod *corev1.Pod, v *corev1.Volume, p *podRuntime) (map[string][]byte, bool, error) {
 	var files map[string][]byte
 	var err error
 	switch {
@@ -418,7 +448,7 @@ func (k *kubelet) volumeContents(ctx context.Context, node *simNode, pod *corev1
 	case v.DownwardAPI != nil:
 		files, err = downwardFiles(pod, node, k.m.capacity(), v.DownwardAPI.Items)
 	case v.Projected != nil:
-		files, err = k.projectedFiles(ctx, node, pod, v.Name, v.Projected.Sources, tokens)
+		files, err = k.projectedFiles(ctx, node, pod, v.Name, v.Projected.Sources, p)
 	default:
 		return nil, false, nil // emptyDir, hostPath, a persistent volume: nothing to fetch
 	}
@@ -523,9 +553,10 @@ func downwardFiles(pod *corev1.Pod, node *simNode, alloc corev1.ResourceList, it
 }
 
 // projectedFiles are a projected volume's files, its sources merged; a
-// service account token is a real one from the TokenRequest API (when
-// tokens), a pod certificate one issued through a PodCertificateRequest.
-func (k *kubelet) projectedFiles(ctx context.Context, node *simNode, pod *corev1.Pod, volume string, sources []corev1.VolumeProjection, tokens bool) (map[string][]byte, error) {
+// service account token is a real one from the TokenRequest API (for a
+// pod runtime p, which keeps it), a pod certificate one issued through a
+// PodCertificateRequest.
+func (k *kubelet) projectedFiles(ctx context.Context, node *simNode, pod *corev1.Pod, volume string, sources []corev1.VolumeProjection, p *podRuntime) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	add := func(more map[string][]byte, err error) error {
 		for p, v := range more {
@@ -542,8 +573,10 @@ func (k *kubelet) projectedFiles(ctx context.Context, node *simNode, pod *corev1
 			err = add(k.secretFiles(ctx, pod.Namespace, s.Secret.Name, s.Secret.Items, s.Secret.Optional))
 		case s.DownwardAPI != nil:
 			err = add(downwardFiles(pod, node, k.m.capacity(), s.DownwardAPI.Items))
-		case s.ServiceAccountToken != nil && tokens:
-			err = add(k.serviceAccountToken(ctx, pod, s.ServiceAccountToken))
+		case s.ServiceAccountToken != nil && p != nil:
+			err = add(p.token(volume+"/"+s.ServiceAccountToken.Path, func() (map[string][]byte, error) {
+				return k.serviceAccountToken(ctx, pod, s.ServiceAccountToken)
+			}))
 		case s.ClusterTrustBundle != nil:
 			err = add(k.trustBundleFiles(ctx, s.ClusterTrustBundle))
 		case s.PodCertificate != nil:
@@ -575,4 +608,54 @@ func (k *kubelet) serviceAccountToken(ctx context.Context, pod *corev1.Pod, p *c
 		return nil, fmt.Errorf("failed to fetch token: %w", err)
 	}
 	return map[string][]byte{p.Path: []byte(tr.Status.Token)}, nil
+}
+
+// volumeRefreshPeriod is how often a running pod's configMap, secret,
+// downwardAPI and projected volumes are read again (kube's kubelet: its
+// sync period, a minute, plus its cache's TTL).
+var volumeRefreshPeriod = 5 * time.Second
+
+// refreshVolumes writes again the volumes whose contents changed since
+// they were last written, as the kubelet updates mounted configMaps,
+// secrets and downward API files; a source that cannot be read keeps what
+// it had. It returns when to look again (zero: the pod has none).
+func (k *kubelet) refreshVolumes(ctx context.Context, node *simNode, pod *corev1.Pod, p *podRuntime, now time.Time) time.Time {
+	p.mu.Lock()
+	if len(p.contents) == 0 || p.volumes == nil {
+		p.mu.Unlock()
+		return time.Time{}
+	}
+	if p.refreshed.IsZero() {
+		p.refreshed = now // made just now
+	}
+	next := p.refreshed.Add(volumeRefreshPeriod)
+	if now.Before(next) {
+		p.mu.Unlock()
+		return next
+	}
+	p.refreshed = now
+	p.mu.Unlock()
+	for i := range pod.Spec.Volumes {
+		v := &pod.Spec.Volumes[i]
+		p.mu.Lock()
+		old, refreshed := p.contents[v.Name]
+		tree := p.volumes[v.Name].Tree
+		p.mu.Unlock()
+		if !refreshed || tree == nil {
+			continue
+		}
+		files, ok, err := k.volumeContents(ctx, node, pod, v, p)
+		if err != nil || !ok || filesEqual(files, old) {
+			continue
+		}
+		tree.SetFiles(files)
+		p.mu.Lock()
+		p.contents[v.Name] = files
+		p.mu.Unlock()
+	}
+	return now.Add(volumeRefreshPeriod)
+}
+
+func filesEqual(a, b map[string][]byte) bool {
+	return maps.EqualFunc(a, b, func(x, y []byte) bool { return string(x) == string(y) })
 }
