@@ -33,11 +33,10 @@ import (
 // selector matches (a nil selector matches none), each certificate once.
 func (k *kubelet) trustBundleFiles(ctx context.Context, src *corev1.ClusterTrustBundleProjection) (map[string][]byte, error) {
 	optional := src.Optional != nil && *src.Optional
-	bundles := k.api.CertificatesV1().ClusterTrustBundles()
 	var pems []string
 	switch {
 	case src.Name != nil:
-		ctb, err := bundles.Get(ctx, *src.Name, metav1.GetOptions{ResourceVersion: "0"})
+		ctb, err := k.trustBundle(ctx, *src.Name)
 		if apierrors.IsNotFound(err) && optional {
 			return map[string][]byte{src.Path: {}}, nil
 		}
@@ -51,7 +50,7 @@ func (k *kubelet) trustBundleFiles(ctx context.Context, src *corev1.ClusterTrust
 			if err != nil {
 				return nil, fmt.Errorf("while parsing label selector: %w", err)
 			}
-			list, err := bundles.List(ctx, metav1.ListOptions{ResourceVersion: "0", LabelSelector: selector.String()})
+			list, err := k.api.CertificatesV1().ClusterTrustBundles().List(ctx, metav1.ListOptions{ResourceVersion: "0", LabelSelector: selector.String()})
 			if err != nil {
 				return nil, fmt.Errorf("while listing ClusterTrustBundles matching label selector %v: %w", src.LabelSelector, err)
 			}

@@ -317,14 +317,14 @@ func (k *kubelet) runContainer(ctx context.Context, node *simNode, pod *corev1.P
 // its CreateContainerConfigError.
 func (k *kubelet) containerEnv(ctx context.Context, node *simNode, pod *corev1.Pod, c *corev1.Container) ([]string, error) {
 	lookupCM := func(name string) (map[string]string, bool) {
-		cm, err := k.api.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, name, metav1.GetOptions{ResourceVersion: "0"})
+		cm, err := k.configMap(ctx, pod.Namespace, name)
 		if err != nil {
 			return nil, false
 		}
 		return cm.Data, true
 	}
 	lookupSecret := func(name string) (map[string][]byte, bool) {
-		s, err := k.api.CoreV1().Secrets(pod.Namespace).Get(ctx, name, metav1.GetOptions{ResourceVersion: "0"})
+		s, err := k.secret(ctx, pod.Namespace, name)
 		if err != nil {
 			return nil, false
 		}
@@ -491,7 +491,7 @@ func volumeFiles(kind, name string, items []corev1.KeyToPath, optional *bool, ge
 
 func (k *kubelet) configMapFiles(ctx context.Context, ns, name string, items []corev1.KeyToPath, optional *bool) (map[string][]byte, error) {
 	return volumeFiles("configmap", name, items, optional, func() (map[string][]byte, error) {
-		cm, err := k.api.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{ResourceVersion: "0"})
+		cm, err := k.configMap(ctx, ns, name)
 		if err != nil {
 			return nil, err
 		}
@@ -508,7 +508,7 @@ func (k *kubelet) configMapFiles(ctx context.Context, ns, name string, items []c
 
 func (k *kubelet) secretFiles(ctx context.Context, ns, name string, items []corev1.KeyToPath, optional *bool) (map[string][]byte, error) {
 	return volumeFiles("secret", name, items, optional, func() (map[string][]byte, error) {
-		s, err := k.api.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{ResourceVersion: "0"})
+		s, err := k.secret(ctx, ns, name)
 		if err != nil {
 			return nil, err
 		}
