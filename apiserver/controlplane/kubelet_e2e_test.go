@@ -652,7 +652,16 @@ func TestKubeletCertificateVolumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaf := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	// The chain as issued, the leaf first, then two CAs in an order that
+	// is not sorted: the kubelet keeps the chain's order.
+	_, _, ca1 := testCA(t, "one")
+	_, _, ca2 := testCA(t, "two")
+	if b1, _ := pem.Decode([]byte(ca1)); b1 != nil {
+		if b2, _ := pem.Decode([]byte(ca2)); b2 != nil && string(b1.Bytes) < string(b2.Bytes) {
+			ca1, ca2 = ca2, ca1
+		}
+	}
+	leaf := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})) + ca1 + ca2
 	pcr.Status = certificatesv1.PodCertificateRequestStatus{CertificateChain: leaf,
 		NotBefore: &metav1.Time{Time: notBefore}, NotAfter: &metav1.Time{Time: notBefore.Add(time.Hour)}, BeginRefreshAt: &metav1.Time{Time: notBefore.Add(30 * time.Minute)},
 		Conditions: []metav1.Condition{{Type: certificatesv1.PodCertificateRequestConditionTypeIssued, Status: metav1.ConditionTrue, Reason: "Issued", LastTransitionTime: metav1.Now()}}}

@@ -100,6 +100,21 @@ func normalizeTrustAnchors(bundles []string) []byte {
 	return out.Bytes()
 }
 
+// cleanChain is a certificate chain's PEM blocks in their order (the leaf
+// first), without headers or text between them.
+func cleanChain(chain string) []byte {
+	var out bytes.Buffer
+	rest := []byte(chain)
+	for {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			return out.Bytes()
+		}
+		_ = pem.Encode(&out, &pem.Block{Type: block.Type, Bytes: block.Bytes})
+	}
+}
+
 // podCertificate is a pod certificate source's key and the request made
 // for it.
 type podCertificate struct {
@@ -150,7 +165,7 @@ func (k *kubelet) podCertificateFiles(ctx context.Context, node *simNode, pod *c
 	if pcr.Status.CertificateChain == "" {
 		return nil, errors.New("credential bundle is not issued yet")
 	}
-	chain := normalizeTrustAnchors([]string{pcr.Status.CertificateChain})
+	chain := cleanChain(pcr.Status.CertificateChain)
 	files := map[string][]byte{}
 	if src.CredentialBundlePath != "" {
 		files[src.CredentialBundlePath] = append(append([]byte{}, pc.keyPEM...), chain...)
