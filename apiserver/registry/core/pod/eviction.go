@@ -63,40 +63,11 @@ func (e *evictions) evict(ctx context.Context, namespace, name string, obj runti
 		if err != nil {
 			return nil, err
 		}
-		if len(deleteOpts.DryRun) == 0 {
-			if err := e.markDisruption(ctx, pod); err != nil {
-				return nil, err
-			}
-		}
 		if _, _, err := e.pods.Delete(ctx, namespace, name, &deleteOpts); err != nil {
 			return nil, err
 		}
 		return &metav1.Status{Status: metav1.StatusSuccess, Code: http.StatusCreated}, nil
 	}
-}
-
-// markDisruption gives the pod kube's DisruptionTarget condition before it
-// is deleted, so that its controller (a Job's pod failure policy) knows why
-// it went.
-func (e *evictions) markDisruption(ctx context.Context, pod *corev1.Pod) error {
-	_, _, err := e.pods.Update(admission.WithoutAdmission(ctx), pod.Namespace, pod.Name, "status",
-		func(_ context.Context, old runtime.Object) (runtime.Object, error) {
-			p := old.(*corev1.Pod).DeepCopy()
-			cond := corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
-				Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting", LastTransitionTime: metav1.Now()}
-			for i, c := range p.Status.Conditions {
-				if c.Type == corev1.DisruptionTarget {
-					if c.Status == corev1.ConditionTrue {
-						cond.LastTransitionTime = c.LastTransitionTime
-					}
-					p.Status.Conditions[i] = cond
-					return p, nil
-				}
-			}
-			p.Status.Conditions = append(p.Status.Conditions, cond)
-			return p, nil
-		}, metav1.UpdateOptions{})
-	return err
 }
 
 // takeDisruption checks the pod's budget and records the disruption in its
