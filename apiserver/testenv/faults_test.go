@@ -401,7 +401,9 @@ func TestFaultEndpointIsForAdmins(t *testing.T) {
 	makeNamespace(t, c, "remote")
 	ctx := t.Context()
 	admin := c.CoreV1().RESTClient()
-	body, _ := json.Marshal(testenv.Fault{Name: "remote", Namespaces: []string{"remote"}, Error: 503})
+	// Lists of config maps only: the controllers write in the namespace too.
+	body, _ := json.Marshal(testenv.Fault{Name: "remote", Namespaces: []string{"remote"}, Verbs: []string{"list"},
+		Resources: []string{"configmaps"}, Error: 503})
 	if err := admin.Post().AbsPath(faults.Path).Body(body).Do(ctx).Error(); err != nil {
 		t.Fatalf("adding: %v", err)
 	}
