@@ -748,13 +748,14 @@ func TestKubeletSubPathExpr(t *testing.T) {
 	}
 }
 
-// Status rules: a failing command fails its pod; a run-to-completion pod
+// Status rules: a failing command fails its pod (a write to a read-only
+// root filesystem too); a run-to-completion pod
 // whose image serves (no command) keeps running; httpGet, tcpSocket and
 // grpc probes pass on a port the pod declares and fail on another (a
 // failing readiness probe keeps the pod unready, a failing liveness or
 // startup probe restarts the container).
 func TestKubeletProbesAndRunRules(t *testing.T) {
-	_, cs := startWorkloads(t, 1)
+	s, cs := startWorkloads(t, 1)
 	ctx := context.Background()
 	pods := cs.CoreV1().Pods("default")
 	web := func(name string, mutate func(c *corev1.Container)) *corev1.Pod {
@@ -773,6 +774,11 @@ func TestKubeletProbesAndRunRules(t *testing.T) {
 			p.Spec.Containers[0] = corev1.Container{Name: "app", Image: "busybox", Command: []string{"/bin/false"}}
 		}),
 		boundPod("serves", func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyNever }),
+		boundPod("read-only", func(p *corev1.Pod) {
+			p.Spec.RestartPolicy = corev1.RestartPolicyNever
+			p.Spec.Containers[0] = corev1.Container{Name: "app", Image: "busybox", Command: []string{"sh", "-c", "echo test > /file"},
+				SecurityContext: &corev1.SecurityContext{ReadOnlyRootFilesystem: utilptr.To(true)}}
+		}),
 		web("ready", func(c *corev1.Container) { c.ReadinessProbe = httpProbe(80) }),
 		web("unready", func(c *corev1.Container) { c.ReadinessProbe = httpProbe(81) }),
 		web("tcp-ready", func(c *corev1.Container) {
@@ -794,6 +800,10 @@ func TestKubeletProbesAndRunRules(t *testing.T) {
 	p := waitPod(t, cs, "default", "false", "Failed", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
 	if term := terminated(p, "app"); term == nil || term.ExitCode != 1 {
 		t.Errorf("/bin/false: %+v", term)
+	}
+	p = waitPod(t, cs, "default", "read-only", "Failed", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	if out := s.mustKubectl(t, "logs", "read-only"); out != "sh: can't create /file: Read-only file system\n" {
+		t.Errorf("a write to a read-only root filesystem: %q", out)
 	}
 	waitPod(t, cs, "default", "ready", "Ready", func(p *corev1.Pod) bool { return podCondition(p, corev1.PodReady) == corev1.ConditionTrue })
 	waitPod(t, cs, "default", "tcp-ready", "Ready", func(p *corev1.Pod) bool { return podCondition(p, corev1.PodReady) == corev1.ConditionTrue })

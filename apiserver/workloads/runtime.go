@@ -300,8 +300,12 @@ func (k *kubelet) runContainer(ctx context.Context, node *simNode, pod *corev1.P
 	command, args := sandbox.ExpandCommand(c, env)
 	argv := sandbox.Argv(nil, imageShells[imageName(c.Image)], command, args)
 	key := pod.Namespace + "/" + pod.Name
+	fsys := p.world.NewFS(fsMounts...)
+	if sc := c.SecurityContext; sc != nil && sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem {
+		fsys.ReadOnlyRoot()
+	}
 	run, err := p.world.Start(sandbox.ContainerConfig{
-		Argv: argv, Env: env, WorkingDir: c.WorkingDir, FS: p.world.NewFS(fsMounts...),
+		Argv: argv, Env: env, WorkingDir: c.WorkingDir, FS: fsys,
 		SharedProcessNamespace: pod.Spec.ShareProcessNamespace != nil && *pod.Spec.ShareProcessNamespace,
 		OnExit:                 func(sandbox.Result) { k.queue.Add(key) },
 	})

@@ -28,6 +28,8 @@ func TestBuiltins(t *testing.T) {
 		{name: "test on a file", script: `touch /tmp/f; [ -f /tmp/f ] && [ -e /tmp/f ] && [ ! -s /tmp/f ] && echo ok`, stdout: "ok\n"},
 		{name: "cat files and stdin", script: "echo one > /tmp/a; cat /tmp/a - /tmp/a", stdin: "two\n", stdout: "one\ntwo\none\n"},
 		{name: "cat a missing file", script: "cat /nope", code: 1, stderr: "cat: can't open '/nope': No such file or directory\n"},
+		{name: "redirections that fail", script: "cat < /nope; echo x > /no/dir", code: 1,
+			stderr: "sh: can't open '/nope': No such file or directory\nsh: can't create /no/dir: No such file or directory\n"},
 		{name: "touch and ls", script: "mkdir /d; touch /d/b /d/a; ls /d", stdout: "a\nb\n"},
 		{name: "ls -a", script: "mkdir /d; touch /d/.h /d/x; ls -a /d", stdout: ".\n..\n.h\nx\n"},
 		{name: "ls -l", script: "mkdir /d; echo hi > /d/f; ls -l /d", stdout: "total 1\n-rw-r--r--    1 root     root             3 Nov 27 09:00 f\n"},
