@@ -298,6 +298,7 @@ func TestBadFlagsGiveOneClearLine(t *testing.T) {
 		{"pod network too small", []string{"--nodes", "300"}, "--cluster-cidr 10.244.0.0/16 holds 256 blocks of /24, fewer than --nodes 300: use a /15 or larger --cluster-cidr"},
 		{"bad cluster CIDR", []string{"--cluster-cidr", "10.244.0.0"}, `--cluster-cidr "10.244.0.0" is not a CIDR`},
 		{"node blocks too small", []string{"--node-cidr-mask-size", "28"}, "--node-cidr-mask-size 28 leaves 13 addresses for each node's 110 pods"},
+		{"bad unpullable image", []string{"--unpullable-images", "Web:404"}, `--unpullable-images: unpullable image "Web:404": invalid reference format: repository name (library/Web) must be lowercase`},
 		{"bad compression CIDR", []string{"--disable-compression-for-client-ips", "127.0.0.1"}, `--disable-compression-for-client-ips "127.0.0.1" is not a CIDR`},
 		{"audit log without a policy", []string{"--audit-log-path", "-"}, "--audit-policy-file: an audit policy is needed to write audit events"},
 		{"empty audit policy", []string{"--audit-policy-file", file, "--audit-log-path", "-"}, "--audit-policy-file " + file + ": "},

@@ -74,6 +74,7 @@ type UpOptions struct {
 	NodeCapacity     string
 	ClusterCIDR      string
 	NodeCIDRMaskSize int
+	UnpullableImages cli.StringSlice
 
 	// Auditing
 	Audit auditFlags
@@ -156,6 +157,8 @@ func (o *UpOptions) flags() []cli.Flag {
 			Usage: "the pod network, split into one block per simulated node (as kube-controller-manager's flag)"},
 		&cli.IntFlag{Name: "node-cidr-mask-size", Value: workloads.DefaultNodeCIDRMaskSize, Category: catWorkloads, Destination: &o.NodeCIDRMaskSize,
 			Usage: "the prefix length of each node's block of --cluster-cidr (as kube-controller-manager's flag)"},
+		&cli.StringSliceFlag{Name: "unpullable-images", Category: catWorkloads, Destination: &o.UnpullableImages,
+			Usage: "images whose pulls fail on the simulated nodes (ErrImagePull, then ImagePullBackOff): a reference (webserver:404; a repository without tag: all its tags) or a glob with * (docker.io/myorg/*); repeatable. Registries at reserved names (*.invalid, *.test, *.example, example.com) always fail"},
 	}, o.Audit.flags()...)
 }
 
@@ -303,6 +306,7 @@ func (o *UpOptions) controlPlaneOptions() controlplane.Options {
 		NodeCapacity:          o.nodeCapacity,
 		ClusterCIDR:           o.clusterNet,
 		NodeCIDRMaskSize:      o.NodeCIDRMaskSize,
+		UnpullableImages:      o.UnpullableImages.Value(),
 
 		DisableCompressionForClientIPs: o.uncompressed,
 		Audit:                          o.Audit.options(),

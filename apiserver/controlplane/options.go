@@ -103,6 +103,10 @@ type Options struct {
 	// per node, as kube-controller-manager's flags of the same names.
 	ClusterCIDR      *net.IPNet
 	NodeCIDRMaskSize int
+	// UnpullableImages are images whose pulls fail on the simulated nodes
+	// (ErrImagePull, ImagePullBackOff): references or globs, see
+	// workloads.NewImagePolicy.
+	UnpullableImages []string
 
 	// DisableControllers leaves out the in-process controllers (the
 	// controllers' own tests run theirs instead).
@@ -221,6 +225,9 @@ func (o *Options) Validate() error {
 		}
 		if p, s := o.ClusterCIDR, o.ServiceClusterIPRange; p != nil && s != nil && (p.Contains(s.IP) || s.Contains(p.IP)) {
 			add("--cluster-cidr %s overlaps --service-cluster-ip-range %s: pods and Services need addresses of their own", p, s)
+		}
+		if _, err := workloads.NewImagePolicy(o.UnpullableImages); err != nil {
+			add("--unpullable-images: %v", err)
 		}
 	}
 	errs = append(errs, o.Audit.Validate()...)

@@ -47,6 +47,7 @@ type simNode struct {
 	podCIDR  *net.IPNet
 	client   kubernetes.Interface
 	ips      *ipPool
+	ports    hostPorts // held by the pods this node's kubelet admitted
 	recorder record.EventRecorder
 
 	mu   sync.Mutex

@@ -94,9 +94,9 @@ func init() {
 		"head": cmdHead, "tail": cmdTail, "cp": cmdCp, "mv": cmdMv, "tee": cmdTee,
 		"seq": cmdSeq, "id": cmdID, "whoami": cmdWhoami, "basename": cmdBasename,
 		"dirname": cmdDirname, "base64": cmdBase64, "uname": cmdUname, "chmod": cmdChmod,
-		"which": cmdWhich,
-		"sync":  func(*command, []string) int { return 0 },
-		"sh":    cmdShell, "bash": cmdShell, "ash": cmdShell, "dash": cmdShell,
+		"which": cmdWhich, "expr": cmdExpr,
+		"sync": func(*command, []string) int { return 0 },
+		"sh":   cmdShell, "bash": cmdShell, "ash": cmdShell, "dash": cmdShell,
 		"busybox": cmdBusybox,
 		"echo":    cmdEcho, "printf": cmdPrintf,
 		// nil: the interpreter's own, when run by path (/bin/true) or

@@ -209,7 +209,15 @@ func (p *process) open(ctx context.Context, name string, flag int, perm os.FileM
 	case "/dev/stdin", "/proc/self/fd/0":
 		return nopCloser{r: stdinOf(hc)}, nil
 	}
-	return p.fs.OpenFile(absPath(hc.Dir, name), flag, perm)
+	f, err := p.fs.OpenFile(absPath(hc.Dir, name), flag, perm)
+	if err != nil {
+		// As busybox's sh reports a redirection it cannot make.
+		if flag&(os.O_WRONLY|os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_TRUNC) != 0 {
+			return nil, &os.PathError{Op: "sh: can't create", Path: name, Err: errors.New(errText(err))}
+		}
+		return nil, &os.PathError{Op: "sh: can't open", Path: "'" + name + "'", Err: errors.New(errText(err))}
+	}
+	return f, nil
 }
 
 // stdinOf is a handler's standard input, nil when there is none (the

@@ -164,3 +164,15 @@ func TestLogFormatOptions(t *testing.T) {
 		}
 	}
 }
+
+// A read-only root (readOnlyRootFilesystem) refuses writes as busybox
+// reports them; its mounts and devices still take them.
+func TestReadOnlyRoot(t *testing.T) {
+	pod, clk := newTestPod(t)
+	fsys := pod.NewFS(Mount{Tree: pod.EmptyDir("work"), Path: "/work"}).ReadOnlyRoot()
+	res, out := run(t, pod, clk, ContainerConfig{FS: fsys, Argv: []string{"/bin/sh", "-c",
+		"echo test > /file; echo $?; echo ok > /work/f && cat /work/f; echo gone > /dev/null && echo null"}})
+	if res.ExitCode != 0 || out != "sh: can't create /file: Read-only file system\n1\nok\nnull\n" {
+		t.Errorf("exit %d, log %q", res.ExitCode, out)
+	}
+}
