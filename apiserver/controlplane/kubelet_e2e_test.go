@@ -21,6 +21,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -395,6 +396,31 @@ func TestKubeletPodStatusDetails(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitPod(t, cs, "default", "waiting", "Running once its configMap exists", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+
+	// A claim: missing, then not bound yet (as for any pod bound to its
+	// node directly), then bound by the default class's provisioner.
+	claimed := boundPod("claimed", func(p *corev1.Pod) {
+		p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-later"}}}}
+	})
+	if _, err := pods.Create(ctx, claimed, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the FailedMount event of a missing claim", func(ctx context.Context) (bool, error) {
+		events, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=claimed,reason=FailedMount"})
+		return err == nil && len(events.Items) > 0 && events.Items[0].Message == `Unable to attach or mount volumes: unmounted volumes=[data]: `+
+			`error processing PVC default/data-later: failed to fetch PVC from API server: persistentvolumeclaims "data-later" not found`, err
+	})
+	if p, err := pods.Get(ctx, "claimed", metav1.GetOptions{}); err != nil || p.Status.Phase != corev1.PodPending {
+		t.Errorf("without its claim: %v %+v", err, p.Status)
+	}
+	if _, err := cs.CoreV1().PersistentVolumeClaims("default").Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-later"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}},
+		metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, cs, "default", "claimed", "Running once its claim is bound", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
 }
 
 // A kubelet admits a pod only if the host ports it asks for are free on

@@ -23,6 +23,7 @@ var (
 	configMapsResource  = corev1.SchemeGroupVersion.WithResource("configmaps")
 	secretsResource     = corev1.SchemeGroupVersion.WithResource("secrets")
 	trustBundleResource = certificatesv1.SchemeGroupVersion.WithResource("clustertrustbundles")
+	claimsResource      = corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims")
 )
 
 // read is one object from its watch cache, or kube's NotFound.
@@ -80,4 +81,16 @@ func (k *kubelet) trustBundle(ctx context.Context, name string) (*certificatesv1
 		return nil, fmt.Errorf("clustertrustbundle %q: read a %T", name, obj)
 	}
 	return ctb, nil
+}
+
+func (k *kubelet) claim(ctx context.Context, namespace, name string) (*corev1.PersistentVolumeClaim, error) {
+	obj, err := k.read(ctx, claimsResource, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	c, ok := obj.(*corev1.PersistentVolumeClaim)
+	if !ok {
+		return nil, fmt.Errorf("persistentvolumeclaim %q: read a %T", name, obj)
+	}
+	return c, nil
 }

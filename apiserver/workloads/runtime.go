@@ -7,6 +7,7 @@ package workloads
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"path"
@@ -453,6 +454,8 @@ func (k *kubelet) volumeContents(ctx context.Context, node *simNode, pod *corev1
 		files, err = downwardFiles(pod, node, k.m.capacity(), v.DownwardAPI.Items)
 	case v.Projected != nil:
 		files, err = k.projectedFiles(ctx, node, pod, v.Name, v.Projected.Sources, p)
+	case v.PersistentVolumeClaim != nil:
+		return nil, false, k.claimBound(ctx, pod, v)
 	default:
 		return nil, false, nil // emptyDir, hostPath, a persistent volume: nothing to fetch
 	}
@@ -461,6 +464,26 @@ func (k *kubelet) volumeContents(ctx context.Context, node *simNode, pod *corev1
 			message: fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", v.Name, err)}
 	}
 	return files, true, nil
+}
+
+// claimBound is the kubelet volume manager's wait for a claim: one that is
+// missing or not bound yet keeps the pod ContainerCreating, with kube's
+// FailedMount message, until it is (a pod bound to its node directly: the
+// scheduler binds no pod before its claims).
+func (k *kubelet) claimBound(ctx context.Context, pod *corev1.Pod, v *corev1.Volume) error {
+	name := v.PersistentVolumeClaim.ClaimName
+	c, err := k.claim(ctx, pod.Namespace, name)
+	switch {
+	case apierrors.IsNotFound(err):
+		err = fmt.Errorf("failed to fetch PVC from API server: %v", err)
+	case err == nil && c.Status.Phase != corev1.ClaimBound:
+		err = errors.New("PVC is not bound")
+	}
+	if err == nil {
+		return nil
+	}
+	return &startError{reason: "ContainerCreating", event: "FailedMount",
+		message: fmt.Sprintf("Unable to attach or mount volumes: unmounted volumes=[%s]: error processing PVC %s/%s: %v", v.Name, pod.Namespace, name, err)}
 }
 
 // volumeFiles are a configMap's or secret's keys as a volume presents
