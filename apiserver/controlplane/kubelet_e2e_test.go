@@ -11,12 +11,15 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"golang.org/x/net/websocket"
 	batchv1 "k8s.io/api/batch/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/utils/exec"
 	utilptr "k8s.io/utils/ptr"
@@ -183,6 +187,11 @@ func TestKubeletContainerLogs(t *testing.T) {
 	// -f follows until the container ends, stderr included.
 	if out := s.mustKubectl(t, "logs", "-f", "lines"); !strings.HasSuffix(out, "line 5\nend\n") {
 		t.Errorf("-f: %q", out)
+	}
+	// Over a websocket (binary.k8s.io), as kube-apiserver streams logs to
+	// such clients (the websocket logs conformance spec).
+	if out := websocketLog(t, s, "/api/v1/namespaces/default/pods/lines/log?container=lines"); out != "line 1\nline 2\nline 3\nline 4\nline 5\nend\n" {
+		t.Errorf("over a websocket: %q", out)
 	}
 	if r := s.kubectl(t, nil, "", "logs", "lines", "--previous"); r.Code == 0 ||
 		!strings.Contains(r.Stderr, `previous terminated container "lines" in pod "lines" not found`) {
@@ -968,4 +977,42 @@ func TestKubeletRefreshesVolumes(t *testing.T) {
 	waitFor(t, 20*time.Second, "the volumes to follow their sources", func(context.Context) (bool, error) {
 		return s.mustKubectl(t, "exec", "watcher", "--", "cat", "/cfg/color", "/info/labels") == "green"+`stage="two"`, nil
 	})
+}
+
+// websocketLog reads a log path over a websocket as kube's e2e framework
+// does (x/net/websocket, protocol binary.k8s.io) until the server ends it.
+func websocketLog(t *testing.T, s *started, path string) string {
+	t.Helper()
+	cfg := s.restConfig(false)
+	tlsConfig, err := rest.TLSConfigFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(cfg.Host + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Scheme = "wss"
+	wsCfg, err := websocket.NewConfig(u.String(), "https://"+u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wsCfg.TlsConfig, wsCfg.Protocol = tlsConfig, []string{"binary.k8s.io"}
+	ws, err := websocket.DialConfig(wsCfg)
+	if err != nil {
+		t.Fatalf("websocket %s: %v", path, err)
+	}
+	defer ws.Close()
+	_ = ws.SetDeadline(time.Now().Add(20 * time.Second))
+	var out []byte
+	for {
+		var msg []byte
+		if err := websocket.Message.Receive(ws, &msg); err != nil {
+			if err != io.EOF {
+				t.Errorf("websocket %s: %v", path, err)
+			}
+			return string(out)
+		}
+		out = append(out, msg...)
+	}
 }

@@ -4,13 +4,16 @@ package workloads
 // interpreted container's output.
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	corev1conversion "k8s.io/kubernetes/pkg/apis/core/v1"
+	"k8s.io/streaming/pkg/httpstream/wsstream"
 
 	"github.com/devplane/devplane/apiserver/workloads/sandbox"
 )
@@ -150,18 +153,31 @@ func (m *Machinery) ServeLog(w http.ResponseWriter, r *http.Request, pod *corev1
 	case opts.SinceSeconds != nil:
 		format.Since = time.Now().Add(-time.Duration(*opts.SinceSeconds) * time.Second)
 	}
+	if wsstream.IsWebSocketRequest(r) {
+		// As kube-apiserver streams a log to a websocket client: the
+		// bytes as binary (or base64) messages.
+		pr, pw := io.Pipe()
+		go func() {
+			follow(r.Context(), pw, nil, run, format, opts.Follow)
+			pw.Close()
+		}()
+		defer pr.Close()
+		_ = wsstream.NewReader(pr, true, wsstream.NewDefaultReaderProtocols()).Copy(w, r)
+		return nil
+	}
 	w.Header().Set("Content-Type", "text/plain")
 	w.WriteHeader(http.StatusOK)
-	follow(w, r, run, format, opts.Follow)
+	flusher, _ := w.(http.Flusher)
+	follow(r.Context(), w, flusher, run, format, opts.Follow)
 	return nil
 }
 
 // follow writes the run's log, and with more, what it writes until it
 // ends (or the client goes, or limitBytes is reached).
-func follow(w http.ResponseWriter, r *http.Request, run *sandbox.Container, format sandbox.LogOptions, more bool) {
+func follow(ctx context.Context, w io.Writer, flusher http.Flusher, run *sandbox.Container, format sandbox.LogOptions, more bool) {
 	flush := func() {
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
+		if flusher != nil {
+			flusher.Flush()
 		}
 	}
 	log := run.Log()
@@ -173,7 +189,7 @@ func follow(w http.ResponseWriter, r *http.Request, run *sandbox.Container, form
 	for more && (format.LimitBytes == 0 || written < format.LimitBytes) {
 		flush()
 		select {
-		case <-r.Context().Done():
+		case <-ctx.Done():
 			return
 		case <-changed:
 		case <-run.Done():
