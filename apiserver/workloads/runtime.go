@@ -305,6 +305,7 @@ func (k *kubelet) runContainer(ctx context.Context, node *simNode, pod *corev1.P
 	if sc := c.SecurityContext; sc != nil && sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem {
 		fsys.ReadOnlyRoot()
 	}
+	fsys.RunAs(runAs(pod, c))
 	run, err := p.world.Start(sandbox.ContainerConfig{
 		Argv: argv, Env: env, WorkingDir: c.WorkingDir, FS: fsys,
 		SharedProcessNamespace: pod.Spec.ShareProcessNamespace != nil && *pod.Spec.ShareProcessNamespace,
@@ -685,4 +686,27 @@ func (k *kubelet) refreshVolumes(ctx context.Context, node *simNode, pod *corev1
 
 func filesEqual(a, b map[string][]byte) bool {
 	return maps.EqualFunc(a, b, func(x, y []byte) bool { return string(x) == string(y) })
+}
+
+// runAs is the user and group a container runs as: its securityContext's
+// runAsUser and runAsGroup, else the pod's, else root (the images the
+// sandbox stands for run as root).
+func runAs(pod *corev1.Pod, c *corev1.Container) (uid, gid int64) {
+	if psc := pod.Spec.SecurityContext; psc != nil {
+		if psc.RunAsUser != nil {
+			uid = *psc.RunAsUser
+		}
+		if psc.RunAsGroup != nil {
+			gid = *psc.RunAsGroup
+		}
+	}
+	if sc := c.SecurityContext; sc != nil {
+		if sc.RunAsUser != nil {
+			uid = *sc.RunAsUser
+		}
+		if sc.RunAsGroup != nil {
+			gid = *sc.RunAsGroup
+		}
+	}
+	return uid, gid
 }

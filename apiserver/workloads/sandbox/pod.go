@@ -130,6 +130,13 @@ func (p *Pod) NewFS(mounts ...Mount) *FS {
 
 // ReadOnlyRoot makes the filesystem's root read-only, its mounts as they
 // are (a container's securityContext.readOnlyRootFilesystem).
+// RunAs makes the container's processes run as uid and gid
+// (runAsUser, runAsGroup), as id and whoami then report.
+func (f *FS) RunAs(uid, gid int64) *FS {
+	f.uid, f.gid = uid, gid
+	return f
+}
+
 func (f *FS) ReadOnlyRoot() *FS {
 	f.root.mu.Lock()
 	f.root.readOnly = true

@@ -676,23 +676,57 @@ func cmdID(c *command, args []string) int {
 	if !ok {
 		return 1
 	}
+	uid, gid := c.proc.fs.uid, c.proc.fs.gid
 	name := hasFlag(opts, 'n')
 	switch {
-	case hasFlag(opts, 'u'), hasFlag(opts, 'g'), hasFlag(opts, 'G'):
-		if name {
-			fmt.Fprintln(c.stdout, "root")
-		} else {
-			fmt.Fprintln(c.stdout, "0")
-		}
+	case hasFlag(opts, 'u'):
+		fmt.Fprintln(c.stdout, idName(uid, userNames, name))
+	case hasFlag(opts, 'g'), hasFlag(opts, 'G'):
+		fmt.Fprintln(c.stdout, idName(gid, groupNames, name))
 	default:
-		fmt.Fprintln(c.stdout, "uid=0(root) gid=0(root) groups=0(root),10(wheel)")
+		groups := fmt.Sprintf("%d(%s)", gid, groupNames[gid])
+		if gid == 0 {
+			groups += ",10(wheel)"
+		}
+		if groupNames[gid] == "" {
+			groups = fmt.Sprint(gid)
+		}
+		fmt.Fprintf(c.stdout, "uid=%s gid=%s groups=%s\n", idWithName(uid, userNames), idWithName(gid, groupNames), groups)
 	}
 	return 0
 }
 
+// userNames and groupNames are busybox's /etc/passwd and /etc/group.
+var (
+	userNames  = map[int64]string{0: "root", 65534: "nobody"}
+	groupNames = map[int64]string{0: "root", 65534: "nogroup"}
+)
+
+// idName is id's -u or -g answer: the number, or with -n the name (the
+// number when it has none).
+func idName(id int64, names map[int64]string, name bool) string {
+	if n := names[id]; name && n != "" {
+		return n
+	}
+	return fmt.Sprint(id)
+}
+
+// idWithName is "65534(nobody)", or the bare number for an unknown id.
+func idWithName(id int64, names map[int64]string) string {
+	if n := names[id]; n != "" {
+		return fmt.Sprintf("%d(%s)", id, n)
+	}
+	return fmt.Sprint(id)
+}
+
 func cmdWhoami(c *command, _ []string) int {
-	fmt.Fprintln(c.stdout, "root")
-	return 0
+	uid := c.proc.fs.uid
+	if n := userNames[uid]; n != "" {
+		fmt.Fprintln(c.stdout, n)
+		return 0
+	}
+	c.errorf("unknown uid %d", uid)
+	return 1
 }
 
 func cmdBasename(c *command, args []string) int {

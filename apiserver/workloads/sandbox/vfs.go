@@ -458,6 +458,10 @@ func (h *fileHandle) Close() error { return nil }
 type FS struct {
 	root   *Tree
 	mounts []Mount // longest path first
+	// uid and gid are who the container's processes run as (its
+	// securityContext's runAsUser and runAsGroup; root by default), as
+	// id and whoami report them.
+	uid, gid int64
 }
 
 // Mount places a tree at a path of a container's filesystem, as a

@@ -182,3 +182,22 @@ func TestReadOnlyRoot(t *testing.T) {
 		t.Errorf("started as sh: exit %d, log %q", res.ExitCode, out)
 	}
 }
+
+// A container runs as its securityContext's user and group: id and whoami
+// say so (the runAsUser conformance spec runs `id -u`); root by default.
+func TestRunAsUser(t *testing.T) {
+	pod, clk := newTestPod(t)
+	script := "id -u; id -g; id; whoami; id -un"
+	res, out := run(t, pod, clk, ContainerConfig{FS: pod.NewFS().RunAs(65534, 1000), Argv: []string{"sh", "-c", script}})
+	if want := "65534\n1000\nuid=65534(nobody) gid=1000 groups=1000\nnobody\nnobody\n"; res.ExitCode != 0 || out != want {
+		t.Errorf("as 65534: exit %d, log %q, want %q", res.ExitCode, out, want)
+	}
+	res, out = run(t, pod, clk, ContainerConfig{FS: pod.NewFS(), Argv: []string{"sh", "-c", script}})
+	if want := "0\n0\nuid=0(root) gid=0(root) groups=0(root),10(wheel)\nroot\nroot\n"; res.ExitCode != 0 || out != want {
+		t.Errorf("as root: exit %d, log %q, want %q", res.ExitCode, out, want)
+	}
+	res, out = run(t, pod, clk, ContainerConfig{FS: pod.NewFS().RunAs(1234, 0), Argv: []string{"whoami"}})
+	if res.ExitCode != 1 || out != "whoami: unknown uid 1234\n" {
+		t.Errorf("an unknown uid: exit %d, log %q", res.ExitCode, out)
+	}
+}
