@@ -198,9 +198,10 @@ func TestConformance(t *testing.T) {
 	requireKubectl(t)
 	dir := t.TempDir()
 	// kube's e2e rolls a Deployment out to webserver:404 (test/e2e/apps/
-	// deployment.go), an image Docker Hub does not have: tell devplane so,
-	// as a user names the images their registries lack.
-	p := startUp(t, dir, "--nodes", "3", "--unpullable-images", "webserver:404")
+	// deployment.go) and a DaemonSet to foo:non-existent (daemon_set.go),
+	// images Docker Hub does not have: tell devplane so, as a user names
+	// the images their registries lack.
+	p := startUp(t, dir, "--nodes", "3", "--unpullable-images", "webserver:404,foo:non-existent")
 	defer p.stop(t)
 
 	out := filepath.Join(dir, "conformance-out")
