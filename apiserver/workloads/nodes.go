@@ -20,7 +20,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
+	typedcoordinationv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
@@ -45,7 +47,7 @@ type simNode struct {
 	index    int // 1-based
 	hostIP   net.IP
 	podCIDR  *net.IPNet
-	client   kubernetes.Interface
+	client   nodeClient
 	ips      *ipPool
 	recorder record.EventRecorder
 
@@ -53,6 +55,31 @@ type simNode struct {
 	uid   string // the Node's UID, for the Lease's owner reference
 	node  *corev1.Node
 	lease *coordinationv1.Lease // as last written
+}
+
+// nodeClient is what a simulated kubelet calls: two typed clients over
+// one HTTP client, not the ~50 of a Clientset (17 MB for 1,000 nodes).
+type nodeClient struct {
+	core         typedcorev1.CoreV1Interface
+	coordination typedcoordinationv1.CoordinationV1Interface
+}
+
+func newNodeClient(cfg *rest.Config) (nodeClient, error) {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nodeClient{}, err
+	}
+	core, err := typedcorev1.NewForConfigAndClient(cfg, hc)
+	if err != nil {
+		return nodeClient{}, err
+	}
+	coordination, err := typedcoordinationv1.NewForConfigAndClient(cfg, hc)
+	return nodeClient{core: core, coordination: coordination}, err
+}
+
+func (c nodeClient) CoreV1() typedcorev1.CoreV1Interface { return c.core }
+func (c nodeClient) CoordinationV1() typedcoordinationv1.CoordinationV1Interface {
+	return c.coordination
 }
 
 // NodeName is the name of the i-th (1-based) simulated node.
@@ -364,8 +391,9 @@ func (m *Machinery) heartbeats(ctx context.Context, nodes []*simNode) {
 }
 
 // heartbeatTick is the shortest wait between two rounds of renewals: with
-// many nodes, each round renews several.
-const heartbeatTick = 100 * time.Millisecond
+// many nodes, each round renews several at once, and etcd commits them
+// together (one fsync for a round rather than one per Lease).
+const heartbeatTick = time.Second
 
 // ipPool hands out the pod IPs of one node's pod CIDR: .0 is the network,
 // .1 the node's bridge, the last the broadcast address.

@@ -155,7 +155,7 @@ func (m *Machinery) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		client, err := kubernetes.NewForConfig(configFor(cfg, "kubelet/"+kubeletVersion()+" (devplane simulated)"))
+		client, err := newNodeClient(configFor(cfg, "kubelet/"+kubeletVersion()+" (devplane simulated)"))
 		if err != nil {
 			return err
 		}
