@@ -69,6 +69,7 @@ type UpOptions struct {
 	NodeCapacity     string
 	ClusterCIDR      string
 	NodeCIDRMaskSize int
+	SchedulerConfig  string
 
 	// Filled by Complete and Validate.
 	bindIP      net.IP
@@ -144,6 +145,8 @@ func (o *UpOptions) flags() []cli.Flag {
 			Usage: "the pod network, split into one block per simulated node (as kube-controller-manager's flag)"},
 		&cli.IntFlag{Name: "node-cidr-mask-size", Value: workloads.DefaultNodeCIDRMaskSize, Category: catWorkloads, Destination: &o.NodeCIDRMaskSize,
 			Usage: "the prefix length of each node's block of --cluster-cidr (as kube-controller-manager's flag)"},
+		&cli.StringFlag{Name: "scheduler-config", Category: catWorkloads, Destination: &o.SchedulerConfig, TakesFile: true,
+			Usage: "a KubeSchedulerConfiguration file for kube's scheduler (as kube-scheduler's --config): profiles, percentageOfNodesToScore..."},
 	}
 }
 
@@ -289,6 +292,7 @@ func (o *UpOptions) controlPlaneOptions() controlplane.Options {
 		NodeCapacity:          o.nodeCapacity,
 		ClusterCIDR:           o.clusterNet,
 		NodeCIDRMaskSize:      o.NodeCIDRMaskSize,
+		SchedulerConfig:       o.SchedulerConfig,
 
 		DisableCompressionForClientIPs: o.uncompressed,
 	}

@@ -88,6 +88,9 @@ type Options struct {
 	// per node, as kube-controller-manager's flags of the same names.
 	ClusterCIDR      *net.IPNet
 	NodeCIDRMaskSize int
+	// SchedulerConfig is a KubeSchedulerConfiguration file for kube's
+	// scheduler (kube-scheduler's --config); "" runs its defaults.
+	SchedulerConfig string
 
 	// DisableControllers leaves out the in-process controllers (the
 	// controllers' own tests run theirs instead).
@@ -185,6 +188,13 @@ func (o *Options) Validate() error {
 		}
 		if p, s := o.ClusterCIDR, o.ServiceClusterIPRange; p != nil && s != nil && (p.Contains(s.IP) || s.Contains(p.IP)) {
 			add("--cluster-cidr %s overlaps --service-cluster-ip-range %s: pods and Services need addresses of their own", p, s)
+		}
+	}
+	if o.SchedulerConfig != "" {
+		if o.Nodes == 0 {
+			add("--scheduler-config %s: there is no scheduler with --nodes 0", o.SchedulerConfig)
+		} else if _, err := workloads.LoadSchedulerConfig(o.SchedulerConfig); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

@@ -26,7 +26,15 @@ func (cp *ControlPlane) installWorkloads() error {
 	if cp.opts.Nodes <= 0 || cp.controllers == nil {
 		return nil
 	}
+	var sched *workloads.SchedulerConfig
+	if cp.opts.SchedulerConfig != "" {
+		var err error
+		if sched, err = workloads.LoadSchedulerConfig(cp.opts.SchedulerConfig); err != nil {
+			return err
+		}
+	}
 	m, err := workloads.New(workloads.Options{
+		SchedulerConfig:  sched,
 		Nodes:            cp.opts.Nodes,
 		NodeCapacity:     cp.opts.NodeCapacity,
 		ClusterCIDR:      cp.opts.ClusterCIDR,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -178,6 +180,41 @@ func TestWorkloadsLeasesRenewed(t *testing.T) {
 	if l, err := leases.Get(ctx, "node-2", metav1.GetOptions{}); err != nil || len(l.OwnerReferences) != 1 || l.OwnerReferences[0].UID != node2.UID {
 		t.Errorf("node-2's lease created again without its Node owner: %v, %v", l, err)
 	}
+}
+
+// TestWorkloadsSchedulerConfig: --scheduler-config gives kube's scheduler
+// the file's profiles, as kube-scheduler's --config: a pod naming the
+// second profile's schedulerName is scheduled, and runs.
+func TestWorkloadsSchedulerConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "scheduler.yaml")
+	config := `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+percentageOfNodesToScore: 50
+profiles:
+- schedulerName: default-scheduler
+- schedulerName: no-default-spread
+  pluginConfig:
+  - name: PodTopologySpread
+    args:
+      defaultingType: List
+`
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startControlPlaneWith(t, controlplane.Options{Nodes: 2, SchedulerConfig: path})
+	cs := s.clientset(t, true)
+	ctx := context.Background()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "profiled", Namespace: "default"},
+		Spec:       corev1.PodSpec{SchedulerName: "no-default-spread", Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+	}
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "the pod of the second profile Running", func(ctx context.Context) (bool, error) {
+		p, err := cs.CoreV1().Pods("default").Get(ctx, "profiled", metav1.GetOptions{})
+		return err == nil && p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning, err
+	})
 }
 
 func TestWorkloadsOffByDefault(t *testing.T) {

@@ -41,6 +41,9 @@ type Options struct {
 	// --cluster-cidr and --node-cidr-mask-size).
 	ClusterCIDR      *net.IPNet
 	NodeCIDRMaskSize int
+	// SchedulerConfig, when set, is what kube's scheduler runs with
+	// (profiles, percentageOfNodesToScore...) instead of its defaults.
+	SchedulerConfig *SchedulerConfig
 	// ClusterName makes node IDs differ between instances.
 	ClusterName string
 	// Config is the admin's; each component gets a copy with its own
