@@ -4,7 +4,7 @@ package cli_test
 // this process), beside kube-apiserver + etcd + kube-controller-manager +
 // kube-scheduler + kwok when ../shared/peer has built kwok:
 //
-//	go test -run '^$' -bench SimulatedCluster -benchtime 1x -timeout 60m ./cli/
+//	go test -run '^$' -bench SimulatedCluster -benchtime 1x -timeout 90m ./cli/
 //
 // DEVPLANE_BENCH_NODES (250), DEVPLANE_BENCH_REPLICAS (10,000 per
 // Deployment) and DEVPLANE_BENCH_DEPLOYMENTS (1) size it; DEVPLANE_BENCH_IDLE
@@ -48,6 +48,10 @@ func BenchmarkSimulatedCluster(b *testing.B) {
 		b.Skip("kubectl not on PATH")
 	}
 	total := replicas * deployments
+	args := []string{"--nodes", strconv.Itoa(nodes)}
+	if nodes > 256 { // more /24s than the default 10.244.0.0/16 holds
+		args = append(args, "--cluster-cidr", "100.64.0.0/10")
+	}
 	for range b.N {
 		f := &loadFigures{server: "devplane"}
 		dir := filepath.Join(b.TempDir(), "data")
@@ -85,7 +89,7 @@ func BenchmarkSimulatedCluster(b *testing.B) {
 				b.Fatalf("kubectl get pods -A listed %d pods, want %d", n, total)
 			}
 			f.set("kubectl get pods -A, s", time.Since(getStart).Seconds())
-		}, "--nodes", strconv.Itoa(nodes))
+		}, args...)
 		results := []*loadFigures{f}
 		if kwok := kwokScale(b, nodes, total, deployments); kwok != nil {
 			results = append(results, kwok)
