@@ -1,5 +1,5 @@
 // Package cli is devplane's command line: `up`, `down`, `wait`, `status`,
-// `kubeconfig`, `reset`, `fault`, `version` and `completion`. Each command follows kube-apiserver's options
+// `kubeconfig`, `reset`, `fault`, `snapshot`, `version` and `completion`. Each command follows kube-apiserver's options
 // pattern: flags fill Options, Complete() fills defaults, Validate() reports
 // every problem at once, Run() does the work.
 package cli
@@ -22,6 +22,7 @@ const (
 	catKubeconfig = "Kubeconfig"
 	catLogging    = "Logging"
 	catWorkloads  = "Workloads"
+	catAudit      = "Auditing"
 )
 
 // NewApp builds the devplane command line.
@@ -39,6 +40,9 @@ func NewApp() *cli.App {
 			kubeconfigCommand(),
 			resetCommand(),
 			faultCommand(),
+			requestsCommand(),
+			historyCommand(),
+			snapshotCommand(),
 			versionCommand(),
 			completionCommand(),
 		},

@@ -298,7 +298,13 @@ func TestBadFlagsGiveOneClearLine(t *testing.T) {
 		{"pod network too small", []string{"--nodes", "300"}, "--cluster-cidr 10.244.0.0/16 holds 256 blocks of /24, fewer than --nodes 300: use a /15 or larger --cluster-cidr"},
 		{"bad cluster CIDR", []string{"--cluster-cidr", "10.244.0.0"}, `--cluster-cidr "10.244.0.0" is not a CIDR`},
 		{"node blocks too small", []string{"--node-cidr-mask-size", "28"}, "--node-cidr-mask-size 28 leaves 13 addresses for each node's 110 pods"},
+		{"bad unpullable image", []string{"--unpullable-images", "Web:404"}, `--unpullable-images: unpullable image "Web:404": invalid reference format: repository name (library/Web) must be lowercase`},
 		{"bad compression CIDR", []string{"--disable-compression-for-client-ips", "127.0.0.1"}, `--disable-compression-for-client-ips "127.0.0.1" is not a CIDR`},
+		{"audit log without a policy", []string{"--audit-log-path", "-"}, "--audit-policy-file: an audit policy is needed to write audit events"},
+		{"empty audit policy", []string{"--audit-policy-file", file, "--audit-log-path", "-"}, "--audit-policy-file " + file + ": "},
+		{"bad audit log format", []string{"--audit-log-format", "xml"}, `--audit-log-format "xml": use json or legacy`},
+		{"negative history retention", []string{"--history-retention", "-1s"}, "--history-retention -1s: use a positive duration such as 1h"},
+		{"bad history bound", []string{"--history-max-revisions", "-5"}, "--history-max-revisions -5: use a positive count, or -1 for no bound"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

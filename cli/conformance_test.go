@@ -192,7 +192,10 @@ func TestConformance(t *testing.T) {
 	}
 	requireKubectl(t)
 	dir := t.TempDir()
-	p := startUp(t, dir, "--nodes", "3")
+	// kube's e2e rolls a Deployment out to webserver:404 (test/e2e/apps/
+	// deployment.go), an image Docker Hub does not have: tell devplane so,
+	// as a user names the images their registries lack.
+	p := startUp(t, dir, "--nodes", "3", "--unpullable-images", "webserver:404")
 	defer p.stop(t)
 
 	out := filepath.Join(dir, "conformance-out")

@@ -23,7 +23,7 @@ import (
 func faultCommand() *cli.Command {
 	var inst instanceFlags
 	var kubeconfig string
-	client := func(c *cli.Context) (rest.Interface, error) { return faultClient(&inst, kubeconfig) }
+	client := func(c *cli.Context) (rest.Interface, error) { return adminClient(&inst, kubeconfig, 30*time.Second) }
 	target := func(more ...cli.Flag) []cli.Flag {
 		return inst.flags(append([]cli.Flag{&cli.StringFlag{Name: "kubeconfig", Destination: &kubeconfig,
 			Usage: "an admin kubeconfig (default: the instance's)"}}, more...)...)
@@ -142,31 +142,52 @@ func faultAddCommand(target func(...cli.Flag) []cli.Flag, client func(*cli.Conte
 	}
 }
 
-// faultClient talks to the instance's API with its admin kubeconfig.
-func faultClient(inst *instanceFlags, kubeconfig string) (rest.Interface, error) {
-	if kubeconfig == "" {
-		dir, err := inst.dir()
-		if err != nil {
-			return nil, err
-		}
-		kubeconfig = filepath.Join(dir, kubeconfigFileName)
-		if st, ok, _ := readState(dir); ok && st.Kubeconfig != "" {
-			kubeconfig = st.Kubeconfig
-		}
-		if _, err := os.Stat(kubeconfig); err != nil {
-			return nil, exitf(2, "error: no kubeconfig for instance %q at %s: is it up?", inst.name, kubeconfig)
-		}
+// adminClient talks to the instance's API with its admin kubeconfig (or
+// the one given), each request bounded by timeout (0: none, for streams).
+func adminClient(inst *instanceFlags, kubeconfig string, timeout time.Duration) (rest.Interface, error) {
+	path, err := instanceKubeconfig(inst, kubeconfig)
+	if err != nil {
+		return nil, err
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {
 		return nil, exitf(1, "error: %v", err)
 	}
-	cfg.Timeout = 30 * time.Second
+	cfg.Timeout = timeout
+	rc, err := adminRESTClient(cfg)
+	if err != nil {
+		return nil, exitf(1, "error: %v", err)
+	}
+	return rc, nil
+}
+
+// instanceKubeconfig is kubeconfig, or when empty the admin kubeconfig
+// of the running instance inst names.
+func instanceKubeconfig(inst *instanceFlags, kubeconfig string) (string, error) {
+	if kubeconfig != "" {
+		return kubeconfig, nil
+	}
+	dir, err := inst.dir()
+	if err != nil {
+		return "", err
+	}
+	kubeconfig = filepath.Join(dir, kubeconfigFileName)
+	if st, ok, _ := readState(dir); ok && st.Kubeconfig != "" {
+		kubeconfig = st.Kubeconfig
+	}
+	if _, err := os.Stat(kubeconfig); err != nil {
+		return "", exitf(2, "error: no kubeconfig for instance %q at %s: is it up?", inst.name, kubeconfig)
+	}
+	return kubeconfig, nil
+}
+
+// adminRESTClient reaches the non-resource paths of the API cfg names
+// (devplane's /debug/devplane endpoints).
+func adminRESTClient(cfg *rest.Config) (rest.Interface, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, exitf(1, "error: %v", err)
+		return nil, err
 	}
-	// Any client's REST client reaches non-resource paths.
 	return cs.CoreV1().RESTClient(), nil
 }
 

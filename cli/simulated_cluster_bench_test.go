@@ -62,12 +62,12 @@ func BenchmarkSimulatedCluster(b *testing.B) {
 			f.set(fmt.Sprintf("%d nodes Ready, s from start", nodes), time.Since(start).Seconds())
 			if idle > 0 {
 				time.Sleep(5 * time.Second) // registration's writes settle
-				cpu := cpuSeconds(pid)
+				cpu := cpuSeconds(b, pid)
 				time.Sleep(idle)
-				f.set(fmt.Sprintf("idle %d nodes, %% of a core", nodes), 100*(cpuSeconds(pid)-cpu)/idle.Seconds())
+				f.set(fmt.Sprintf("idle %d nodes, %% of a core", nodes), 100*(cpuSeconds(b, pid)-cpu)/idle.Seconds())
 				f.set(fmt.Sprintf("idle %d nodes, RSS MB", nodes), rssMB(pid).total)
 			}
-			cpu := cpuSeconds(pid)
+			cpu := cpuSeconds(b, pid)
 			created := time.Now()
 			for d := range deployments {
 				if _, err := cs.AppsV1().Deployments("default").Create(context.Background(), deployment(fmt.Sprintf("big-%d", d), int32(replicas)), metav1.CreateOptions{}); err != nil {
@@ -76,7 +76,7 @@ func BenchmarkSimulatedCluster(b *testing.B) {
 			}
 			waitAvailable(b, cs, total, 15*time.Minute)
 			f.set(fmt.Sprintf("%d replicas Available, s after the create", total), time.Since(created).Seconds())
-			f.set("server CPU s, create to Available", cpuSeconds(pid)-cpu)
+			f.set("server CPU s, create to Available", cpuSeconds(b, pid)-cpu)
 			f.set("RSS MB when Available", rssMB(pid).total)
 			time.Sleep(10 * time.Second)
 			f.set("RSS MB 10 s later", rssMB(pid).total)
@@ -163,30 +163,6 @@ func waitAvailable(b *testing.B, cs kubernetes.Interface, n int, limit time.Dura
 		time.Sleep(100 * time.Millisecond)
 	}
 }
-
-// cpuSeconds is the user and system CPU time a process has used, from
-// /proc/<pid>/stat (0 where there is none).
-func cpuSeconds(pid int) float64 {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0
-	}
-	// After the command: state is field 3 of stat(5), utime 14, stime 15.
-	fields := strings.Fields(string(data[i+1:]))
-	if len(fields) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseFloat(fields[11], 64)
-	stime, _ := strconv.ParseFloat(fields[12], 64)
-	return (utime + stime) / clockTicks
-}
-
-// clockTicks is USER_HZ, 100 on every Linux Go runs on.
-const clockTicks = 100
 
 var (
 	kwokNodesLine    = regexp.MustCompile(`^(\d+) nodes Ready at (\d+) ms from start; RSS (\d+) MB`)

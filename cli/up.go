@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
 
+	"github.com/devplane/devplane/apiserver/audit"
 	"github.com/devplane/devplane/apiserver/controlplane"
 	"github.com/devplane/devplane/apiserver/workloads"
 	"github.com/devplane/devplane/cli/dashboard"
@@ -33,6 +34,10 @@ type UpOptions struct {
 	DataDir   string
 	EventTTL  time.Duration
 	Profiling bool
+	// HistoryRetention is how long object history lasts, within
+	// HistoryMaxRevisions.
+	HistoryRetention    time.Duration
+	HistoryMaxRevisions int64
 
 	// Secure serving: responses to these clients are not gzipped.
 	DisableCompressionForClientIPs cli.StringSlice
@@ -70,6 +75,10 @@ type UpOptions struct {
 	ClusterCIDR      string
 	NodeCIDRMaskSize int
 	SchedulerConfig  string
+	UnpullableImages cli.StringSlice
+
+	// Auditing
+	Audit auditFlags
 
 	// Filled by Complete and Validate.
 	bindIP      net.IP
@@ -86,13 +95,17 @@ type UpOptions struct {
 }
 
 func (o *UpOptions) flags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "name", Value: controlplane.DefaultName, Category: catGeneric, Destination: &o.Name,
 			Usage: "instance name: several instances with different names run side by side"},
 		&cli.StringFlag{Name: "data-dir", Category: catGeneric, Destination: &o.DataDir,
 			Usage: "where etcd data, certificates and the kubeconfig live (default: $XDG_DATA_HOME/devplane/<name>, i.e. ~/.local/share/devplane/<name>)"},
 		&cli.DurationFlag{Name: "event-ttl", Value: controlplane.DefaultEventTTL, Category: catGeneric, Destination: &o.EventTTL,
 			Usage: "how long events are kept (etcd deletes them after this, rounded up to whole seconds)"},
+		&cli.DurationFlag{Name: "history-retention", Value: controlplane.DefaultHistoryRetention, Category: catGeneric, Destination: &o.HistoryRetention,
+			Usage: "how long etcd keeps objects' old versions, and who wrote them, for devplane history (compaction follows it)"},
+		&cli.Int64Flag{Name: "history-max-revisions", Value: controlplane.DefaultHistoryMaxRevisions, Category: catGeneric, Destination: &o.HistoryMaxRevisions,
+			Usage: "keep at most this many etcd revisions, however recent (-1: no bound): etcd's database stays within its quota under heavy writes"},
 
 		&cli.BoolFlag{Name: "profiling", Value: true, Category: catGeneric, Destination: &o.Profiling,
 			Usage: "serve Go profiles at /debug/pprof/ (cluster admins only), as kube-apiserver's --profiling"},
@@ -147,7 +160,9 @@ func (o *UpOptions) flags() []cli.Flag {
 			Usage: "the prefix length of each node's block of --cluster-cidr (as kube-controller-manager's flag)"},
 		&cli.StringFlag{Name: "scheduler-config", Category: catWorkloads, Destination: &o.SchedulerConfig, TakesFile: true,
 			Usage: "a KubeSchedulerConfiguration file for kube's scheduler (as kube-scheduler's --config): profiles, percentageOfNodesToScore..."},
-	}
+		&cli.StringSliceFlag{Name: "unpullable-images", Category: catWorkloads, Destination: &o.UnpullableImages,
+			Usage: "images whose pulls fail on the simulated nodes (ErrImagePull, then ImagePullBackOff): a reference (webserver:404; a repository without tag: all its tags) or a glob with * (docker.io/myorg/*); repeatable. Registries at reserved names (*.invalid, *.test, *.example, example.com) always fail"},
+	}, o.Audit.flags()...)
 }
 
 // Complete fills in defaults derived from other options.
@@ -275,6 +290,8 @@ func (o *UpOptions) controlPlaneOptions() controlplane.Options {
 		DataDir:               o.DataDir,
 		CertDir:               o.CertDir,
 		EventTTL:              o.EventTTL,
+		HistoryRetention:      o.HistoryRetention,
+		HistoryMaxRevisions:   o.HistoryMaxRevisions,
 		BindAddress:           o.bindIP,
 		Port:                  o.Port,
 		AdvertiseAddress:      o.advertiseIP,
@@ -293,8 +310,10 @@ func (o *UpOptions) controlPlaneOptions() controlplane.Options {
 		ClusterCIDR:           o.clusterNet,
 		NodeCIDRMaskSize:      o.NodeCIDRMaskSize,
 		SchedulerConfig:       o.SchedulerConfig,
+		UnpullableImages:      o.UnpullableImages.Value(),
 
 		DisableCompressionForClientIPs: o.uncompressed,
+		Audit:                          o.Audit.options(),
 	}
 }
 
@@ -480,12 +499,25 @@ func watchProgress(ctx context.Context, cp *controlplane.ControlPlane, board *da
 		} else if ready {
 			releaser.tick(time.Now())
 		}
+		if ready {
+			board.ShowTraffic(func() dashboard.Traffic { return traffic(cp.Auditor().Summarize(time.Now(), time.Minute, 3)) })
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
 	}
+}
+
+// traffic is the dashboard's panel from the recent-request ring.
+func traffic(s audit.Summary) dashboard.Traffic {
+	t := dashboard.Traffic{Window: s.Window, PerSecond: s.PerSecond, Requests: s.Requests, Errors: s.Errors,
+		P99: s.P99, OpenWatches: s.OpenWatches}
+	for _, c := range s.TopCallers {
+		t.Top = append(t.Top, dashboard.Caller{Who: c.Who, Requests: c.Requests, Errors: c.Errors})
+	}
+	return t
 }
 
 func releaseStartupMemory() {

@@ -9,12 +9,15 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
-	"github.com/google/cel-go/ext"
 	"k8s.io/apimachinery/pkg/runtime"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/cel/environment"
+	"k8s.io/apiserver/pkg/cel/library"
 )
 
-// celVariables are the variables admission expressions see, as in kube
-// (authorizer is not offered).
+// celVariables are the variables admission expressions see, as in kube;
+// authorizer (and authorizer.requestResource) is bound where the request's
+// user and an authorizer are known.
 var celVariables = []string{"object", "oldObject", "request", "params", "namespaceObject", "variables"}
 
 var (
@@ -24,11 +27,20 @@ var (
 	celCache   sync.Map // expression → cel.Program or error
 )
 
+// env is kube's CEL environment for admission expressions: its base
+// libraries at the version devplane speaks (Kubernetes' lists, regex, URL,
+// quantity, IP, CIDR, format, semver and authorizer functions, CEL's
+// strings, sets and lists extensions), and the admission variables.
 func env() (*cel.Env, error) {
 	celEnvOnce.Do(func() {
-		opts := []cel.EnvOption{ext.Strings(), ext.Sets(), ext.Lists(), ext.Math(), ext.Encoders(),
+		base, err := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Env(environment.StoredExpressions)
+		if err != nil {
+			celEnvErr = err
+			return
+		}
+		opts := []cel.EnvOption{
 			// Mutating policies build Object{...} and JSONPatch{...} values.
-			cel.CustomTypeProvider(mutationTypes{baseRegistry()}),
+			cel.CustomTypeProvider(mutationTypes{base.CELTypeProvider()}),
 			cel.Function("jsonpatch.escapeKey", cel.Overload("jsonpatch_escapeKey_string", []*cel.Type{cel.StringType}, cel.StringType,
 				cel.UnaryBinding(func(v ref.Val) ref.Val {
 					s, ok := v.Value().(string)
@@ -36,11 +48,14 @@ func env() (*cel.Env, error) {
 						return types.NewErr("jsonpatch.escapeKey takes a string")
 					}
 					return types.String(strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1"))
-				})))}
+				}))),
+			cel.Variable("authorizer", library.AuthorizerType),
+			cel.Variable("authorizer.requestResource", library.ResourceCheckType),
+		}
 		for _, v := range celVariables {
 			opts = append(opts, cel.Variable(v, cel.DynType))
 		}
-		celEnv, celEnvErr = cel.NewEnv(opts...)
+		celEnv, celEnvErr = base.Extend(opts...)
 	})
 	return celEnv, celEnvErr
 }
@@ -64,7 +79,7 @@ func compile(expr string) (cel.Program, error) {
 	if iss != nil && iss.Err() != nil {
 		c.err = fmt.Errorf("compilation failed: %v", iss.Err())
 	} else {
-		c.prg, c.err = e.Program(ast, cel.CostLimit(1_000_000))
+		c.prg, c.err = e.Program(ast, cel.CostLimit(celconfig.PerCallLimit), cel.CostTracking(&library.CostEstimator{}))
 	}
 	celCache.Store(expr, c)
 	return c.prg, c.err
@@ -131,13 +146,4 @@ func isNilObject(o runtime.Object) bool {
 	}
 	v := reflect.ValueOf(o)
 	return v.Kind() == reflect.Pointer && v.IsNil()
-}
-
-// baseRegistry is CEL's standard type registry, under the mutation types.
-func baseRegistry() types.Provider {
-	r, err := types.NewRegistry()
-	if err != nil {
-		panic(err) // only with bad arguments, and there are none
-	}
-	return r
 }

@@ -1,11 +1,16 @@
 package admission
 
+import "github.com/devplane/devplane/apiserver/authz"
+
 // ChainOptions are the plugins that depend on what else runs.
 type ChainOptions struct {
 	// StorageProtection enables StorageObjectInUseProtection: only where
 	// the pvc- and pv-protection controllers run to take its finalizers
 	// off (with the workload controllers), else claims could never go.
 	StorageProtection bool
+	// Authorizer answers the authorizer variable of policies' and webhook
+	// match conditions' CEL expressions.
+	Authorizer authz.Authorizer
 }
 
 // NewChain is kube-apiserver's default admission order: the built-in
@@ -31,10 +36,10 @@ func NewChain(src Source, opts ChainOptions) (Chain, error) {
 	return append(chain,
 		podSecurity,
 		RuntimeClass(src),
-		MutatingAdmissionPolicies(src),
-		NewMutatingWebhooks(src),
-		ValidatingAdmissionPolicies(src),
-		NewValidatingWebhooks(src),
+		MutatingAdmissionPolicies(src, opts.Authorizer),
+		NewMutatingWebhooks(src, opts.Authorizer),
+		ValidatingAdmissionPolicies(src, opts.Authorizer),
+		NewValidatingWebhooks(src, opts.Authorizer),
 		ResourceQuota(src),
 	), nil
 }

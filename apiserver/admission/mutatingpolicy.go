@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/devplane/devplane/apiserver/authz"
 	"github.com/devplane/devplane/apiserver/builtin"
 	"github.com/devplane/devplane/apiserver/patch"
 )
@@ -26,7 +27,7 @@ var (
 // (structurally, with kube's list keys for built-in kinds) and JSON patches
 // applied as RFC 6902. The result goes on through the rest of admission
 // and validation like any mutation.
-func MutatingAdmissionPolicies(src Source) Interface {
+func MutatingAdmissionPolicies(src Source, authorizer authz.Authorizer) Interface {
 	return Func{MutateFunc: func(ctx context.Context, a *Attributes) error {
 		if a.Object == nil || isNilObject(a.Object) {
 			return nil // deletes have nothing to mutate
@@ -34,12 +35,12 @@ func MutatingAdmissionPolicies(src Source) Interface {
 		return eachBoundPolicy(ctx, src, mutatingBindingsGVR, mutatingPoliciesGVR,
 			func(b *admissionregistrationv1.MutatingAdmissionPolicyBinding) string { return b.Spec.PolicyName },
 			func(p *admissionregistrationv1.MutatingAdmissionPolicy, b *admissionregistrationv1.MutatingAdmissionPolicyBinding) error {
-				return mutateWithPolicy(ctx, src, p, b, a)
+				return mutateWithPolicy(ctx, src, authorizer, p, b, a)
 			})
 	}}
 }
 
-func mutateWithPolicy(ctx context.Context, src Source, p *admissionregistrationv1.MutatingAdmissionPolicy,
+func mutateWithPolicy(ctx context.Context, src Source, authorizer authz.Authorizer, p *admissionregistrationv1.MutatingAdmissionPolicy,
 	b *admissionregistrationv1.MutatingAdmissionPolicyBinding, a *Attributes) error {
 	if p.Spec.MatchConstraints == nil {
 		return nil
@@ -65,7 +66,8 @@ func mutateWithPolicy(ctx context.Context, src Source, p *admissionregistrationv
 		return denied(fmt.Errorf("failed to configure binding: %v", err))
 	}
 	for _, param := range params {
-		vars := map[string]any{"object": toCEL(a.Object), "oldObject": toCEL(a.OldObject), "request": toCEL(admissionRequest(a, "")), "params": toCEL(param)}
+		vars := celRequestVars(ctx, a, authorizer)
+		vars["params"] = toCEL(param)
 		if a.Namespace != "" {
 			if ns, err := namespaceOf(ctx, src, a.Namespace); err == nil && ns != nil {
 				vars["namespaceObject"] = toCEL(ns)

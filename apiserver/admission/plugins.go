@@ -20,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	psapi "k8s.io/pod-security-admission/api"
 	pspolicy "k8s.io/pod-security-admission/policy"
+
+	"github.com/devplane/devplane/apiserver/audit"
 )
 
 var (
@@ -115,7 +117,13 @@ func ServiceAccount(src Source) Interface {
 // 300 seconds unless the pod says otherwise.
 func DefaultTolerationSeconds() Interface {
 	return Func{MutateFunc: func(_ context.Context, a *Attributes) error {
-		pod := podCreate(a)
+		// Updates too, as kube's plugin: an update that replaces the
+		// tolerations keeps these two, which kube's pod update validation
+		// then finds unchanged.
+		if (a.Operation != Create && a.Operation != Update) || a.Resource != podsGVR || a.Subresource != "" {
+			return nil
+		}
+		pod, _ := a.Object.(*corev1.Pod)
 		if pod == nil {
 			return nil
 		}
@@ -298,6 +306,13 @@ func PodSecurity(src Source) (Interface, error) {
 		})
 		if len(errs) > 0 {
 			return nil
+		}
+		audit.AddAnnotation(ctx, "pod-security.kubernetes.io/enforce-policy", policy.Enforce.String())
+		if policy.Audit.Level != psapi.LevelPrivileged {
+			if res := pspolicy.AggregateCheckResults(eval.EvaluatePod(policy.Audit, &pod.ObjectMeta, &pod.Spec)); !res.Allowed {
+				audit.AddAnnotation(ctx, "pod-security.kubernetes.io/audit-violations",
+					fmt.Sprintf("would violate PodSecurity %q: %s", policy.Audit.String(), res.ForbiddenDetail()))
+			}
 		}
 		if policy.Enforce.Level != psapi.LevelPrivileged {
 			res := pspolicy.AggregateCheckResults(eval.EvaluatePod(policy.Enforce, &pod.ObjectMeta, &pod.Spec))

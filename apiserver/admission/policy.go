@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/devplane/devplane/apiserver/authz"
 )
 
 var (
@@ -24,12 +26,12 @@ var (
 // ValidatingAdmissionPolicies evaluates the CEL validations of bound
 // ValidatingAdmissionPolicies, once per param object when the policy has a
 // paramKind.
-func ValidatingAdmissionPolicies(src Source) Interface {
+func ValidatingAdmissionPolicies(src Source, authorizer authz.Authorizer) Interface {
 	return Func{ValidateFunc: func(ctx context.Context, a *Attributes) error {
 		return eachBoundPolicy(ctx, src, bindingsGVR, policiesGVR,
 			func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) string { return b.Spec.PolicyName },
 			func(p *admissionregistrationv1.ValidatingAdmissionPolicy, b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) error {
-				return evaluatePolicy(ctx, src, p, b, a)
+				return evaluatePolicy(ctx, src, authorizer, p, b, a)
 			})
 	}}
 }
@@ -101,7 +103,7 @@ func matchResources(ctx context.Context, src Source, m *admissionregistrationv1.
 	return objectSelectorMatches(m.ObjectSelector, a)
 }
 
-func evaluatePolicy(ctx context.Context, src Source, p *admissionregistrationv1.ValidatingAdmissionPolicy,
+func evaluatePolicy(ctx context.Context, src Source, authorizer authz.Authorizer, p *admissionregistrationv1.ValidatingAdmissionPolicy,
 	b *admissionregistrationv1.ValidatingAdmissionPolicyBinding, a *Attributes) error {
 	if p.Spec.MatchConstraints == nil {
 		return nil
@@ -123,7 +125,7 @@ func evaluatePolicy(ctx context.Context, src Source, p *admissionregistrationv1.
 		}
 		return policyDenial(prefix+"failed to configure binding: "+err.Error(), metav1.StatusReasonInvalid)
 	}
-	vars := map[string]any{"object": toCEL(a.Object), "oldObject": toCEL(a.OldObject), "request": toCEL(admissionRequest(a, ""))}
+	vars := celRequestVars(ctx, a, authorizer)
 	if a.Namespace != "" {
 		if ns, err := namespaceOf(ctx, src, a.Namespace); err == nil && ns != nil {
 			vars["namespaceObject"] = toCEL(ns)

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -269,8 +270,17 @@ func (l *quotaLookup) trustNone(namespace string, now time.Time, read bool) bool
 
 func (l *quotaLookup) quotas(ctx context.Context, namespace string) ([]runtime.Object, error) {
 	quotas, err := l.src.List(ctx, resourceQuotasGVR, namespace, false)
-	if err != nil || len(quotas) > 0 {
-		return quotas, err
+	if err != nil {
+		return nil, err
+	}
+	if len(quotas) > 0 {
+		if slices.ContainsFunc(quotas, statusBehind) {
+			// kube's CheckRequest limits by status.hard: a cached quota
+			// whose status does not show its spec yet would limit nothing,
+			// though the quota controller may have written it already.
+			return l.src.List(ctx, resourceQuotasGVR, namespace, true)
+		}
+		return quotas, nil
 	}
 	now := time.Now()
 	l.mu.Lock()
@@ -289,6 +299,14 @@ func (l *quotaLookup) quotas(ctx context.Context, namespace string) ([]runtime.O
 	}
 	rememberUntil(l.absent, namespace, now, now.Add(quotaLookupTTL))
 	return nil, nil
+}
+
+// statusBehind reports whether a quota's status does not show its spec's
+// hard limits yet: the quota controller writes them (with the usage)
+// soon after each create or spec change.
+func statusBehind(o runtime.Object) bool {
+	rq := o.(*corev1.ResourceQuota)
+	return !quota.Equals(rq.Spec.Hard, rq.Status.Hard)
 }
 
 // QuotaUsage is what quota's namespace uses of each resource its hard

@@ -2,10 +2,12 @@ package admission
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -91,5 +93,37 @@ func TestQuotaLookup(t *testing.T) {
 	}
 	if src.consistent != before+2 {
 		t.Errorf("%d consistent reads after a quota create, want 2", src.consistent-before)
+	}
+}
+
+// A cached quota whose status does not show its limits yet (the quota
+// controller's first write has not reached the cache) is read live:
+// kube's CheckRequest limits by status.hard, so the cached copy would
+// admit every create.
+func TestQuotaStatusBehindIsReadLive(t *testing.T) {
+	ctx := context.Background()
+	hard := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("2")}
+	created := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: "ns", ResourceVersion: "10"},
+		Spec: corev1.ResourceQuotaSpec{Hard: hard}}
+	counted := created.DeepCopy()
+	counted.ResourceVersion = "11"
+	counted.Status = corev1.ResourceQuotaStatus{Hard: hard, Used: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("2")}}
+	src := &quotaSource{cached: []runtime.Object{created}, stored: []runtime.Object{counted}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
+	err := ResourceQuota(src).Validate(ctx, &Attributes{Object: pod, Kind: corev1.SchemeGroupVersion.WithKind("Pod"),
+		Namespace: "ns", Name: "p", Resource: corev1.SchemeGroupVersion.WithResource("pods"), Operation: Create})
+	if err == nil || !strings.Contains(err.Error(), "exceeded quota: q") {
+		t.Errorf("create under a full quota whose cached status was behind: %v", err)
+	}
+	if src.consistent != 1 {
+		t.Errorf("%d consistent reads, want 1", src.consistent)
+	}
+	// Once the cache shows the status, no live read.
+	src.cached = []runtime.Object{counted}
+	ResourceQuota(src).Validate(ctx, &Attributes{Object: pod, Kind: corev1.SchemeGroupVersion.WithKind("Pod"),
+		Namespace: "ns", Name: "p", Resource: corev1.SchemeGroupVersion.WithResource("pods"), Operation: Create})
+	if src.consistent != 1 {
+		t.Errorf("%d consistent reads with the status cached, want 1", src.consistent)
 	}
 }

@@ -31,6 +31,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/devplane/devplane/apiserver/audit"
+	"github.com/devplane/devplane/apiserver/authz"
 	"github.com/devplane/devplane/apiserver/internal/serviceaddr"
 )
 
@@ -51,6 +53,10 @@ type hook struct {
 	timeout           time.Duration
 	matchConditions   []admissionregistrationv1.MatchCondition
 	reinvokeIfNeeded  bool
+	// configuration names its configuration and index its place in the
+	// order webhooks are called, for the audit annotations kube writes.
+	configuration string
+	index         int
 }
 
 func ptrOr[T any](p *T, def T) T {
@@ -76,16 +82,21 @@ func newHook(name string, cc admissionregistrationv1.WebhookClientConfig, rules 
 // Webhooks calls the dynamic admission webhooks of one kind (mutating or
 // validating) registered in admissionregistration.k8s.io/v1.
 type Webhooks struct {
-	src      Source
-	mutating bool
-	clients  sync.Map // tls identity → *http.Client
+	src        Source
+	authorizer authz.Authorizer // for match conditions' authorizer
+	mutating   bool
+	clients    sync.Map // tls identity → *http.Client
 }
 
 // NewMutatingWebhooks calls MutatingWebhookConfigurations in Mutate.
-func NewMutatingWebhooks(src Source) *Webhooks { return &Webhooks{src: src, mutating: true} }
+func NewMutatingWebhooks(src Source, authorizer authz.Authorizer) *Webhooks {
+	return &Webhooks{src: src, authorizer: authorizer, mutating: true}
+}
 
 // NewValidatingWebhooks calls ValidatingWebhookConfigurations in Validate.
-func NewValidatingWebhooks(src Source) *Webhooks { return &Webhooks{src: src} }
+func NewValidatingWebhooks(src Source, authorizer authz.Authorizer) *Webhooks {
+	return &Webhooks{src: src, authorizer: authorizer}
+}
 
 func (w *Webhooks) hooks(ctx context.Context) ([]hook, error) {
 	gvr := validatingConfigsGVR
@@ -106,12 +117,15 @@ func (w *Webhooks) hooks(ctx context.Context) ([]hook, error) {
 				hk := newHook(h.Name, h.ClientConfig, h.Rules, h.FailurePolicy, h.NamespaceSelector, h.ObjectSelector,
 					h.SideEffects, h.TimeoutSeconds, h.MatchConditions)
 				hk.reinvokeIfNeeded = h.ReinvocationPolicy != nil && *h.ReinvocationPolicy == admissionregistrationv1.IfNeededReinvocationPolicy
+				hk.configuration, hk.index = c.Name, len(out)
 				out = append(out, hk)
 			}
 		case *admissionregistrationv1.ValidatingWebhookConfiguration:
 			for _, h := range c.Webhooks {
-				out = append(out, newHook(h.Name, h.ClientConfig, h.Rules, h.FailurePolicy, h.NamespaceSelector, h.ObjectSelector,
-					h.SideEffects, h.TimeoutSeconds, h.MatchConditions))
+				hk := newHook(h.Name, h.ClientConfig, h.Rules, h.FailurePolicy, h.NamespaceSelector, h.ObjectSelector,
+					h.SideEffects, h.TimeoutSeconds, h.MatchConditions)
+				hk.configuration, hk.index = c.Name, len(out)
+				out = append(out, hk)
 			}
 		}
 	}
@@ -139,7 +153,7 @@ func (w *Webhooks) Mutate(ctx context.Context, a *Attributes) error {
 	var ranIfNeeded []hook
 	changedAfterIfNeeded := false
 	for _, h := range hooks {
-		changed, called, err := w.dispatch(ctx, h, a)
+		changed, called, err := w.dispatch(ctx, h, a, 0)
 		if err != nil {
 			return err
 		}
@@ -152,7 +166,7 @@ func (w *Webhooks) Mutate(ctx context.Context, a *Attributes) error {
 	}
 	if changedAfterIfNeeded {
 		for _, h := range ranIfNeeded {
-			if _, _, err := w.dispatch(ctx, h, a); err != nil {
+			if _, _, err := w.dispatch(ctx, h, a, 1); err != nil {
 				return err
 			}
 		}
@@ -170,7 +184,7 @@ func (w *Webhooks) Validate(ctx context.Context, a *Attributes) error {
 		return err
 	}
 	for _, h := range hooks {
-		if _, _, err := w.dispatch(ctx, h, a); err != nil {
+		if _, _, err := w.dispatch(ctx, h, a, 0); err != nil {
 			return err
 		}
 	}
@@ -187,8 +201,9 @@ func (e *callError) Error() string {
 	return fmt.Sprintf("failed calling webhook %q: %v", e.name, e.reason)
 }
 
-// dispatch matches and calls one webhook, applying its failure policy.
-func (w *Webhooks) dispatch(ctx context.Context, h hook, a *Attributes) (changed, called bool, err error) {
+// dispatch matches and calls one webhook, applying its failure policy;
+// round is 1 when a mutating webhook is called again.
+func (w *Webhooks) dispatch(ctx context.Context, h hook, a *Attributes, round int) (changed, called bool, err error) {
 	match, err := w.matches(ctx, h, a)
 	if err != nil {
 		err = &callError{name: h.name, reason: err}
@@ -199,7 +214,7 @@ func (w *Webhooks) dispatch(ctx context.Context, h hook, a *Attributes) (changed
 			h.sideEffects != admissionregistrationv1.SideEffectClassNoneOnDryRun {
 			return false, false, apierrors.NewBadRequest(fmt.Sprintf("admission webhook %q does not support dry run", h.name))
 		}
-		changed, err = w.call(ctx, h, a)
+		changed, err = w.call(ctx, h, a, round)
 		called = true
 	}
 	var ce *callError
@@ -232,7 +247,7 @@ func (w *Webhooks) matches(ctx context.Context, h hook, a *Attributes) (bool, er
 	if len(h.matchConditions) == 0 {
 		return true, nil
 	}
-	vars := map[string]any{"object": toCEL(a.Object), "oldObject": toCEL(a.OldObject), "request": toCEL(admissionRequest(a, ""))}
+	vars := celRequestVars(ctx, a, w.authorizer)
 	var errs []string
 	for _, mc := range h.matchConditions {
 		ok, err := evalBool(mc.Expression, vars)
@@ -314,7 +329,7 @@ func rawObject(obj runtime.Object, gvk schema.GroupVersionKind) runtime.RawExten
 }
 
 // call sends the AdmissionReview and applies the answer.
-func (w *Webhooks) call(ctx context.Context, h hook, a *Attributes) (bool, error) {
+func (w *Webhooks) call(ctx context.Context, h hook, a *Attributes, round int) (bool, error) {
 	uid := uuid.NewString()
 	review := admissionv1.AdmissionReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
@@ -370,8 +385,14 @@ func (w *Webhooks) call(ctx context.Context, h hook, a *Attributes) (bool, error
 	for _, warning := range r.Warnings {
 		AddWarning(ctx, warning)
 	}
+	for k, v := range r.AuditAnnotations {
+		audit.AddAnnotation(ctx, h.name+"/"+k, v)
+	}
 	if !r.Allowed {
 		return false, denied(h.name, r.Result)
+	}
+	if w.mutating {
+		annotateMutation(ctx, h, round, len(r.Patch) > 0, r.Patch)
 	}
 	if len(r.Patch) == 0 {
 		return false, nil
@@ -392,6 +413,29 @@ func (w *Webhooks) call(ctx context.Context, h hook, a *Attributes) (bool, error
 		return false, &callError{name: h.name, reason: err}
 	}
 	return changed, nil
+}
+
+// annotateMutation records a mutating webhook's call in the request's
+// audit event, with kube's keys: whether it mutated, and at Request level
+// and above the patch it sent.
+func annotateMutation(ctx context.Context, h hook, round int, mutated bool, patch []byte) {
+	key := fmt.Sprintf("round_%d_index_%d", round, h.index)
+	value, _ := json.Marshal(struct {
+		Configuration string `json:"configuration"`
+		Webhook       string `json:"webhook"`
+		Mutated       bool   `json:"mutated"`
+	}{h.configuration, h.name, mutated})
+	audit.AddAnnotation(ctx, "mutation.webhook.admission.k8s.io/"+key, string(value))
+	if !mutated || !audit.KeepsBodies(ctx) {
+		return
+	}
+	value, _ = json.Marshal(struct {
+		Configuration string          `json:"configuration"`
+		Webhook       string          `json:"webhook"`
+		Patch         json.RawMessage `json:"patch"`
+		PatchType     string          `json:"patchType"`
+	}{h.configuration, h.name, patch, string(admissionv1.PatchTypeJSONPatch)})
+	audit.AddAnnotation(ctx, "patch.webhook.admission.k8s.io/"+key, string(value))
 }
 
 // denied is kube's rejection wording and code.

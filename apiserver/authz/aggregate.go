@@ -5,7 +5,6 @@ import (
 	"sort"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -29,7 +28,7 @@ func AggregateClusterRoles(roles []*rbacv1.ClusterRole) (changed []*rbacv1.Clust
 				continue
 			}
 			rules := aggregatedRules(role, current)
-			if equality.Semantic.DeepEqual(rules, role.Rules) {
+			if slices.EqualFunc(rules, role.Rules, ruleEqual) {
 				continue
 			}
 			cp := role.DeepCopy()
@@ -65,12 +64,21 @@ func aggregatedRules(target *rbacv1.ClusterRole, roles []*rbacv1.ClusterRole) []
 			continue
 		}
 		for _, rule := range role.Rules {
-			if !slices.ContainsFunc(rules, func(r rbacv1.PolicyRule) bool { return equality.Semantic.DeepEqual(r, rule) }) {
+			if !slices.ContainsFunc(rules, func(r rbacv1.PolicyRule) bool { return ruleEqual(r, rule) }) {
 				rules = append(rules, rule)
 			}
 		}
 	}
 	return rules
+}
+
+// ruleEqual is equality.Semantic.DeepEqual for rules (a nil list equals
+// an empty one) without reflection: every instance start aggregates the
+// bootstrap roles, some thousands of comparisons.
+func ruleEqual(a, b rbacv1.PolicyRule) bool {
+	return slices.Equal(a.Verbs, b.Verbs) && slices.Equal(a.APIGroups, b.APIGroups) &&
+		slices.Equal(a.Resources, b.Resources) && slices.Equal(a.ResourceNames, b.ResourceNames) &&
+		slices.Equal(a.NonResourceURLs, b.NonResourceURLs)
 }
 
 func matchesAny(selectors []labels.Selector, l map[string]string) bool {

@@ -75,7 +75,22 @@ func validatorFor(k Kind) func(obj runtime.Object) field.ErrorList {
 }
 
 func updateValidatorFor(k Kind) func(obj, old runtime.Object) field.ErrorList {
-	return updateValidatorWith(k, validateImmutable)
+	validate := updateValidatorWith(k, validateImmutable)
+	if k.GroupVersion != corev1.SchemeGroupVersion || k.Kind != "Pod" {
+		return validate
+	}
+	return func(obj, old runtime.Object) field.ErrorList {
+		pod, isPod := obj.(*corev1.Pod)
+		prev, wasPod := old.(*corev1.Pod)
+		if kubePodUpdateChecks == nil || !isPod || !wasPod {
+			return validate(obj, old)
+		}
+		// kube's whole ValidatePodUpdate: what may change, and how
+		// (activeDeadlineSeconds only shortens, terminationGracePeriodSeconds
+		// only from negative to 1, tolerations and scheduling gates), with
+		// its diff in the message.
+		return kubePodUpdateChecks(pod, prev)
+	}
 }
 
 // updateValidatorWith is k's update validation with immutable as the

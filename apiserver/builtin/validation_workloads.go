@@ -39,10 +39,14 @@ var (
 // built without, so builtin initializes before them.
 var kubePodSpecChecks func(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList
 
-// SetKubePodSpecChecks installs kube's pod spec checks; call it from an
-// init function, before any validation runs.
-func SetKubePodSpecChecks(checks func(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList) {
-	kubePodSpecChecks = checks
+// kubePodUpdateChecks is kube's whole validation of a pod update, from
+// apiserver/kubevalidation; without it, validatePodUpdate's own rules.
+var kubePodUpdateChecks func(pod, old *corev1.Pod) field.ErrorList
+
+// SetKubePodSpecChecks installs kube's pod spec checks and its pod update
+// validation; call it from an init function, before any validation runs.
+func SetKubePodSpecChecks(checks func(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList, update func(pod, old *corev1.Pod) field.ErrorList) {
+	kubePodSpecChecks, kubePodUpdateChecks = checks, update
 }
 
 // validatePodTemplate checks a controller's pod template. claimVolumes are

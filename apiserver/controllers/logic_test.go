@@ -8,6 +8,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -185,5 +186,36 @@ func TestLiveReplicaIPs(t *testing.T) {
 	}, now)
 	if !slices.Equal(got, []string{"127.0.0.1", "127.0.0.2"}) {
 		t.Errorf("live replicas: %v", got)
+	}
+}
+
+// The quota controller holds back a recount while a usage it did not write
+// is fresh, as the worker sees it (not as the informer's handlers report
+// it, which may run after the worker read the new status): admission
+// charged a create whose object may not be in the cache yet.
+func TestQuotaRecountWaitsForAdmissionsCharge(t *testing.T) {
+	c := &QuotaController{usedSeen: map[string]seenUsage{}}
+	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: "ns"},
+		Status: corev1.ResourceQuotaStatus{Used: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}}}
+	if wait := c.sinceAdmission([]any{q}); wait != 0 {
+		t.Errorf("first sight waits %v", wait)
+	}
+	charged := q.DeepCopy()
+	charged.Status.Used[corev1.ResourcePods] = resource.MustParse("1")
+	if wait := c.sinceAdmission([]any{charged}); wait <= settle/2 || wait > settle {
+		t.Errorf("usage charged by someone else: waits %v, want about %v", wait, settle)
+	}
+	if wait := c.sinceAdmission([]any{charged}); wait <= 0 {
+		t.Errorf("seen again at once: waits %v", wait)
+	}
+	c.usedSeen["ns/q"] = seenUsage{used: charged.Status.Used, since: time.Now().Add(-settle)}
+	if wait := c.sinceAdmission([]any{charged}); wait > 0 {
+		t.Errorf("charge seen for settle: still waits %v", wait)
+	}
+	recounted := charged.DeepCopy()
+	recounted.Status.Used[corev1.ResourcePods] = resource.MustParse("2")
+	c.wrote(recounted)
+	if wait := c.sinceAdmission([]any{recounted}); wait != 0 {
+		t.Errorf("the controller's own write waits %v", wait)
 	}
 }

@@ -38,11 +38,19 @@ type QuotaController struct {
 	// Resync is how often namespaces with quotas are recounted.
 	Resync time.Duration
 
-	// usedChangedAt is when each quota's status.used last changed by
-	// someone else (admission counts a create before the object is
-	// stored): a recount right then could miss that object, so it waits.
-	mu            sync.Mutex
-	usedChangedAt map[string]time.Time
+	// usedSeen is each quota's status.used as the worker last saw it, and
+	// since when. A usage someone else wrote (admission charges a create
+	// before the object is stored) is not recounted until it has been
+	// seen for settle: a recount right then could miss that object. The
+	// worker itself notices the change, so it does not matter whether the
+	// informer's handlers have run yet.
+	mu       sync.Mutex
+	usedSeen map[string]seenUsage
+}
+
+type seenUsage struct {
+	used  corev1.ResourceList
+	since time.Time // zero: written by this controller, or first seen
 }
 
 // settle is how long after admission's count a recount waits, so the
@@ -70,26 +78,20 @@ func (c *QuotaController) Run(ctx context.Context) error {
 	queue := newQueue[string]("resourcequota", 10*time.Millisecond, 5*time.Second)
 	informer := cache.NewSharedIndexInformer(c.reads.typed("resourcequotas", nil), &corev1.ResourceQuota{}, 0,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	c.usedChangedAt = map[string]time.Time{}
+	c.usedSeen = map[string]seenUsage{}
 	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { queue.Add(obj.(*corev1.ResourceQuota).Namespace) },
-		UpdateFunc: func(oldObj, obj any) {
-			old, cur := oldObj.(*corev1.ResourceQuota), obj.(*corev1.ResourceQuota)
-			if !apiequality.Semantic.DeepEqual(old.Status.Used, cur.Status.Used) {
-				c.mu.Lock()
-				c.usedChangedAt[cur.Namespace+"/"+cur.Name] = time.Now()
-				c.mu.Unlock()
-			}
+		UpdateFunc: func(_, obj any) {
 			// As kube: a changed spec (or a status that does not show it)
 			// is recounted now; usage changes wait for the resync.
-			if !apiequality.Semantic.DeepEqual(cur.Spec.Hard, cur.Status.Hard) {
+			if cur := obj.(*corev1.ResourceQuota); !apiequality.Semantic.DeepEqual(cur.Spec.Hard, cur.Status.Hard) {
 				queue.Add(cur.Namespace)
 			}
 		},
 		DeleteFunc: func(obj any) {
 			if q, ok := obj.(*corev1.ResourceQuota); ok {
 				c.mu.Lock()
-				delete(c.usedChangedAt, q.Namespace+"/"+q.Name)
+				delete(c.usedSeen, q.Namespace+"/"+q.Name)
 				c.mu.Unlock()
 			}
 		},
@@ -131,19 +133,38 @@ func (c *QuotaController) Run(ctx context.Context) error {
 	return nil
 }
 
-// sinceAdmission is how long to wait before recounting, if admission
-// changed one of the quotas' usage within the last settle.
+// sinceAdmission is how long to wait before recounting, if someone else
+// (admission) changed one of the quotas' usage less than settle ago, as
+// far as the worker has seen.
 func (c *QuotaController) sinceAdmission(objs []any) time.Duration {
+	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var wait time.Duration
 	for _, o := range objs {
 		q := o.(*corev1.ResourceQuota)
-		if at, ok := c.usedChangedAt[q.Namespace+"/"+q.Name]; ok {
-			wait = max(wait, settle-time.Since(at))
+		key := q.Namespace + "/" + q.Name
+		seen, ok := c.usedSeen[key]
+		if !ok {
+			c.usedSeen[key] = seenUsage{used: q.Status.Used}
+			continue
+		}
+		if !apiequality.Semantic.DeepEqual(seen.used, q.Status.Used) {
+			seen = seenUsage{used: q.Status.Used, since: now}
+			c.usedSeen[key] = seen
+		}
+		if !seen.since.IsZero() {
+			wait = max(wait, settle-now.Sub(seen.since))
 		}
 	}
 	return wait
+}
+
+// wrote records a usage this controller wrote, which needs no settling.
+func (c *QuotaController) wrote(q *corev1.ResourceQuota) {
+	c.mu.Lock()
+	c.usedSeen[q.Namespace+"/"+q.Name] = seenUsage{used: q.Status.Used}
+	c.mu.Unlock()
 }
 
 // sync writes each quota's status from a count of what it takes in. As
@@ -169,13 +190,15 @@ func (c *QuotaController) sync(ctx context.Context, namespace string, objs []any
 		}
 		updated := q.DeepCopy()
 		updated.Status = want
-		_, err = c.client.CoreV1().ResourceQuotas(namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+		stored, err := c.client.CoreV1().ResourceQuotas(namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
 		case apierrors.IsConflict(err):
 			return errRequeue // admission or a user wrote it meanwhile: recount
 		case err != nil:
 			return err
+		default:
+			c.wrote(stored)
 		}
 	}
 	return nil

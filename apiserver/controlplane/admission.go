@@ -25,7 +25,10 @@ func (cp *ControlPlane) installAdmission() {
 	src := newRegistrySource(cp.localRegistries)
 	// The workload controllers (pvc- and pv-protection among them) run
 	// with simulated nodes.
-	chain, err := admission.NewChain(src, admission.ChainOptions{StorageProtection: cp.opts.Nodes > 0 && !cp.opts.DisableControllers})
+	chain, err := admission.NewChain(src, admission.ChainOptions{
+		StorageProtection: cp.opts.Nodes > 0 && !cp.opts.DisableControllers,
+		Authorizer:        cp.authorizer,
+	})
 	if err != nil {
 		// Only a broken Pod Security policy library gets here.
 		panic("controlplane: building the admission chain: " + err.Error())
@@ -33,6 +36,16 @@ func (cp *ControlPlane) installAdmission() {
 	cp.CoreRegistry.SetAdmission(chain)
 	for _, reg := range cp.extensionRegistries() {
 		reg.SetAdmission(chain)
+	}
+	cp.recordWriters()
+}
+
+// recordWriters makes the core and extensions registries' stores tell
+// who made each write (object history: apiserver/history).
+func (cp *ControlPlane) recordWriters() {
+	cp.CoreRegistry.SetWriteRecorder(cp.writers)
+	for _, reg := range cp.extensionRegistries() {
+		reg.SetWriteRecorder(cp.writers)
 	}
 }
 

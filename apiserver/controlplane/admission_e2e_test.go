@@ -298,6 +298,21 @@ func TestAdmissionWebhooks(t *testing.T) {
 		if pod.Labels["app"] != "x" {
 			t.Errorf("existing labels lost: %v", pod.Labels)
 		}
+		// The request's record carries kube's admission annotations.
+		var annotations map[string]string
+		for _, rec := range s.cp.Auditor().Ring().Records() {
+			if ev := rec.Event(); ev.Verb == "create" && ev.ObjectRef != nil && ev.ObjectRef.Resource == "pods" &&
+				ev.ObjectRef.Namespace == "mutate" && ev.ObjectRef.Name == pod.Name {
+				annotations = ev.Annotations
+			}
+		}
+		if got, want := annotations["mutation.webhook.admission.k8s.io/round_0_index_0"],
+			`{"configuration":"add-label","webhook":"add-label.example.com","mutated":true}`; got != want {
+			t.Errorf("mutation annotation %q, want %q (all: %v)", got, want, annotations)
+		}
+		if got := annotations["pod-security.kubernetes.io/enforce-policy"]; got != "privileged:latest" {
+			t.Errorf("pod-security annotation %q, want privileged:latest (all: %v)", got, annotations)
+		}
 		if !strings.Contains(wc.all(), "label added by the test webhook") {
 			t.Errorf("webhook warning not passed back; warnings: %q", wc.all())
 		}
@@ -779,4 +794,75 @@ func deployment(name string, replicas int32) *appsv1.Deployment {
 		Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: l},
 		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: l},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
+}
+
+// Policies evaluate with kube's CEL environment: its libraries (quantity,
+// regex find, lists, url, ip, semver, format) and the authorizer, which
+// asks about the request's user.
+func TestAdmissionPolicyKubeCELLibraries(t *testing.T) {
+	s := startControlPlane(t, "")
+	cs := s.clientset(t, false)
+	ctx := context.Background()
+	testNamespace(t, cs, "vap-cel", nil)
+	_, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "kube-cel"},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: rule(opsCreateUpdate, "", "configmaps")[0]}}},
+			Validations: []admissionregistrationv1.Validation{
+				{Expression: "!has(object.data.size) || quantity(object.data.size).isLessThan(quantity('1Gi'))", Message: "size under 1Gi"},
+				{Expression: "!has(object.data.url) || url(object.data.url).getHost() == 'example.com'", Message: "example.com only"},
+				{Expression: "[1, 2, 3].isSorted() && 'v1.2.3'.find('[0-9]+') == '1' && ip('10.0.0.1').family() == 4 && isSemver('1.2.3')",
+					Message: "kube's libraries"},
+				{Expression: "authorizer.group('').resource('secrets').namespace(object.metadata.namespace).check('list').allowed()",
+					MessageExpression: "'%s may not list secrets'.format([request.userInfo.username])"},
+				{Expression: "authorizer.requestResource.check('create').allowed()", Message: "may not create it"},
+			},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "kube-cel"},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: "kube-cel",
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			MatchResources:    &admissionregistrationv1.MatchResources{NamespaceSelector: nsSelector("vap-cel")}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	create := func(client kubernetes.Interface, data map[string]string) error {
+		i++
+		_, err := client.CoreV1().ConfigMaps("vap-cel").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("cm", i)},
+			Data: data}, metav1.CreateOptions{})
+		return err
+	}
+	deniedWith := func(msg string) func(error) bool {
+		return func(err error) bool { return err != nil && strings.Contains(err.Error(), msg) }
+	}
+	createUntil(t, "a size over 1Gi denied", func() error { return create(cs, map[string]string{"size": "2Gi"}) }, deniedWith("size under 1Gi"))
+	if err := create(cs, map[string]string{"size": "512Mi", "url": "https://example.com/x"}); err != nil {
+		t.Errorf("within every rule, as the admin: %v", err)
+	}
+	if err := create(cs, map[string]string{"url": "https://other.org/"}); err == nil || !strings.Contains(err.Error(), "example.com only") {
+		t.Errorf("another host: %v", err)
+	}
+
+	// jane may create config maps but not list secrets.
+	s.mustKubectl(t, "create", "role", "cm-writer", "-n", "vap-cel", "--verb=create", "--resource=configmaps")
+	s.mustKubectl(t, "create", "rolebinding", "jane-cm", "-n", "vap-cel", "--role=cm-writer", "--user=jane")
+	cfg := s.restConfig(false)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "jane"}
+	jane, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = createUntil(t, "jane denied by the authorizer check", func() error { return create(jane, map[string]string{"k": "v"}) }, func(err error) bool { return err != nil })
+	if !strings.Contains(err.Error(), "jane may not list secrets") || strings.Contains(err.Error(), "may not create it") {
+		t.Errorf("jane: %v", err)
+	}
+	s.mustKubectl(t, "create", "role", "secret-lister", "-n", "vap-cel", "--verb=list", "--resource=secrets")
+	s.mustKubectl(t, "create", "rolebinding", "jane-secrets", "-n", "vap-cel", "--role=secret-lister", "--user=jane")
+	createUntil(t, "jane allowed once she may list secrets", func() error { return create(jane, map[string]string{"k": "v"}) }, func(err error) bool { return err == nil })
 }

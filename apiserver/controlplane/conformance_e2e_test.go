@@ -128,6 +128,82 @@ func TestConformanceDifferencesE2E(t *testing.T) {
 		})
 	})
 
+	// kube's ValidatePodUpdate decides what a pod update may change, and
+	// how: devplane's own rules let terminationGracePeriodSeconds change
+	// and activeDeadlineSeconds grow.
+	t.Run("PodUpdatesAsKube", func(t *testing.T) {
+		pod, err := pods.Create(ctx, conformancePod("updated", func(p *corev1.Pod) {
+			p.Spec.Tolerations = []corev1.Toleration{{Key: "a", Operator: corev1.TolerationOpExists}}
+		}), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		update := func(edit func(*corev1.Pod)) error {
+			p := pod.DeepCopy()
+			edit(p)
+			updated, err := pods.Update(ctx, p, metav1.UpdateOptions{})
+			if err == nil {
+				pod = updated
+			}
+			return err
+		}
+		err = update(func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr(int64(5)) })
+		wantInvalid(t, "terminationGracePeriodSeconds changed", err, map[string]string{
+			"spec": "pod updates may not change fields other than `spec.containers[*].image`",
+		})
+		if err == nil || !strings.Contains(err.Error(), "TerminationGracePeriodSeconds") {
+			t.Errorf("kube's message names the changed field in its diff: %v", err)
+		}
+		for what, edit := range map[string]func(*corev1.Pod){
+			"image":                     func(p *corev1.Pod) { p.Spec.Containers[0].Image = "busybox:1.36" },
+			"activeDeadlineSeconds set": func(p *corev1.Pod) { p.Spec.ActiveDeadlineSeconds = ptr(int64(600)) },
+			"a toleration added": func(p *corev1.Pod) {
+				p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Key: "b", Operator: corev1.TolerationOpExists})
+			},
+			"labels": func(p *corev1.Pod) { p.Labels = map[string]string{"x": "y"} },
+		} {
+			if err := update(edit); err != nil {
+				t.Errorf("%s: %v", what, err)
+			}
+		}
+		if err := update(func(p *corev1.Pod) { p.Spec.ActiveDeadlineSeconds = ptr(int64(300)) }); err != nil {
+			t.Errorf("activeDeadlineSeconds shortened: %v", err)
+		}
+		err = update(func(p *corev1.Pod) { p.Spec.ActiveDeadlineSeconds = ptr(int64(900)) })
+		wantInvalid(t, "activeDeadlineSeconds lengthened", err, map[string]string{
+			"spec.activeDeadlineSeconds": "must be less than or equal to previous value",
+		})
+		err = update(func(p *corev1.Pod) { p.Spec.Tolerations = p.Spec.Tolerations[1:] })
+		wantInvalid(t, "a toleration removed", err, map[string]string{"spec.tolerations": "existing toleration can not be modified except its tolerationSeconds"})
+		// kube's DefaultTolerationSeconds admits updates too: tolerations
+		// replaced by the pod's own plus a new one keep its two (the pod
+		// generation conformance spec does this).
+		err = update(func(p *corev1.Pod) {
+			own := []corev1.Toleration{{Key: "c", Operator: corev1.TolerationOpEqual, Value: "d", Effect: corev1.TaintEffectNoSchedule}}
+			for _, tol := range p.Spec.Tolerations {
+				if tol.Key == "a" || tol.Key == "b" {
+					own = append(own, tol)
+				}
+			}
+			p.Spec.Tolerations = own
+		})
+		if err != nil {
+			t.Errorf("tolerations replaced, the default ones left out: %v", err)
+		} else if len(pod.Spec.Tolerations) != 5 {
+			t.Errorf("tolerations after the update: %+v, want a, b, c and the two defaults", pod.Spec.Tolerations)
+		}
+
+		// Status writes: kube's ValidatePodStatusUpdate.
+		status := pod.DeepCopy()
+		status.Status.QOSClass = corev1.PodQOSGuaranteed
+		status.Status.ObservedGeneration = -1
+		_, err = pods.UpdateStatus(ctx, status, metav1.UpdateOptions{})
+		wantInvalid(t, "status write", err, map[string]string{
+			"status.qosClass":           "field is immutable",
+			"status.observedGeneration": "must be a non-negative integer",
+		})
+	})
+
 	t.Run("SysctlsValidated", func(t *testing.T) {
 		_, err := pods.Create(ctx, conformancePod("bad-sysctls", func(p *corev1.Pod) {
 			p.Spec.HostNetwork = true

@@ -16,15 +16,19 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/devplane/devplane/apiserver/audit"
 	"github.com/devplane/devplane/apiserver/authn"
+	"github.com/devplane/devplane/apiserver/authz"
 	"github.com/devplane/devplane/apiserver/controllers"
 	"github.com/devplane/devplane/apiserver/faults"
 	"github.com/devplane/devplane/apiserver/healthz"
+	"github.com/devplane/devplane/apiserver/history"
 	"github.com/devplane/devplane/apiserver/metrics"
 	"github.com/devplane/devplane/apiserver/openapi"
 	"github.com/devplane/devplane/apiserver/registry"
 	"github.com/devplane/devplane/apiserver/server"
 	"github.com/devplane/devplane/apiserver/serviceaccount"
+	"github.com/devplane/devplane/apiserver/snapshot"
 	"github.com/devplane/devplane/apiserver/storage"
 	"github.com/devplane/devplane/apiserver/workloads"
 	"github.com/devplane/devplane/certs"
@@ -59,6 +63,8 @@ type ControlPlane struct {
 	// saIssuer signs service account tokens (TokenRequest, and the
 	// legacy ones the token controller keeps in Secrets).
 	saIssuer *serviceaccount.Issuer
+	// authorizer decides requests; admission's CEL asks it too.
+	authorizer authz.Authorizer
 	// workloads are the simulated nodes, scheduler and workload
 	// controllers (nil with no nodes).
 	workloads *workloads.Machinery
@@ -74,6 +80,10 @@ type ControlPlane struct {
 	metrics *metrics.Metrics
 	// faults are the failures injected into requests (none until set).
 	faults *faults.Injector
+	// auditor records requests: the recent-request ring, the audit log.
+	auditor *audit.Auditor
+	// writers are who made the stores' recent writes (object history).
+	writers *history.Recorder
 
 	steps     *steps
 	stopOnce  sync.Once
@@ -90,6 +100,12 @@ func New(ctx context.Context, opts Options) (*ControlPlane, error) {
 		return nil, err
 	}
 	cp := &ControlPlane{opts: opts, logger: opts.Logger, steps: newSteps(), startedAt: time.Now(), metrics: metrics.New(), faults: faults.NewInjector()}
+	var err error
+	if cp.auditor, err = opts.Audit.NewAuditor(); err != nil {
+		return nil, err
+	}
+	// Writers are remembered as long as etcd may keep their versions.
+	cp.writers = history.NewRecorder(opts.HistoryRetention+CompactionInterval, 0)
 	ok := false
 	defer func() {
 		if !ok {
@@ -113,6 +129,14 @@ func New(ctx context.Context, opts Options) (*ControlPlane, error) {
 		return err
 	}); err != nil {
 		return nil, err
+	}
+	if opts.InitialState != nil {
+		if err := cp.steps.run("initial state", func() error {
+			_, err := snapshot.Restore(ctx, cp.Etcd.Client(), opts.InitialState)
+			return err
+		}); err != nil {
+			return nil, err
+		}
 	}
 	if err := cp.listen(); err != nil {
 		return nil, err
@@ -174,7 +198,7 @@ func (cp *ControlPlane) buildChain() error {
 	if err != nil {
 		return err
 	}
-	cp.saIssuer = sec.issuer
+	cp.saIssuer, cp.authorizer = sec.issuer, sec.authorizer
 	var authenticators authn.Authenticator = sec.authenticator
 	config := func(name string) server.CompletedConfig {
 		c := &server.Config{
@@ -190,6 +214,7 @@ func (cp *ControlPlane) buildChain() error {
 			DisableCompressionForClientIPs: cp.opts.DisableCompressionForClientIPs,
 			Metrics:                        cp.metrics,
 			Faults:                         cp.faults,
+			Auditor:                        cp.auditor,
 		}
 		return c.Complete()
 	}
@@ -218,6 +243,9 @@ func (cp *ControlPlane) buildChain() error {
 	cp.Aggregator.Handle(faults.Path, faultsHandler)
 	cp.Aggregator.HandleMethod(http.MethodPost, faults.Path, faultsHandler)
 	cp.Aggregator.HandleMethod(http.MethodDelete, faults.Path+"/:name", faultsHandler)
+	cp.Aggregator.Handle(audit.RecentPath, audit.Handler(cp.auditor))
+	cp.Aggregator.Handle(history.Path, history.Handler(cp.localRegistries, cp.writers, cp.opts.HistoryRetention))
+	cp.installSnapshots()
 	if cp.opts.Profiling {
 		cp.installProfiling()
 	}
@@ -242,9 +270,15 @@ func (cp *ControlPlane) installCore() error {
 	if err := cp.Core.AddReadyzChecks(etcdCheck("etcd-readiness")); err != nil {
 		return err
 	}
-	// Keep the etcd history bounded; the watch cache survives compaction.
+	// Keep the etcd history bounded, to the retention object history
+	// needs; the watch cache survives compaction.
 	if err := cp.Core.AddPostStartHook("start-etcd-compactor", func(ctx context.Context) error {
-		go storage.StartCompactor(ctx, cp.Etcd.Client(), CompactionInterval, cp.logger.With("component", "compactor"))
+		storage.StartCompactor(ctx, cp.Etcd.Client(), storage.CompactorOptions{
+			Interval:     min(CompactionInterval, cp.opts.HistoryRetention),
+			Retention:    cp.opts.HistoryRetention,
+			MaxRevisions: max(cp.opts.HistoryMaxRevisions, 0),
+			Logger:       cp.logger.With("component", "compactor"),
+		})
 		return nil
 	}); err != nil {
 		return err
@@ -252,8 +286,8 @@ func (cp *ControlPlane) installCore() error {
 	return cp.installCoreAPI()
 }
 
-// CompactionInterval is how often etcd history older than one interval is
-// compacted away (kube-apiserver's default).
+// CompactionInterval is how often etcd history older than the history
+// retention is compacted away (kube-apiserver's default interval).
 const CompactionInterval = 5 * time.Minute
 
 // URL is where clients reach the API.
@@ -274,7 +308,17 @@ func (cp *ControlPlane) Run(ctx context.Context) error {
 		return err
 	}
 	cp.prepared.Store(prepared)
+	stopAudit := make(chan struct{})
+	if err := cp.auditor.Run(stopAudit); err != nil {
+		cp.stopStorage()
+		return fmt.Errorf("starting the audit backends: %w", err)
+	}
 	runErr := prepared.Run(ctx)
+	// Requests have drained: what the audit backends hold is complete.
+	close(stopAudit)
+	if err := cp.auditor.Shutdown(auditFlushBound); err != nil {
+		cp.logger.Warn("stopping", "err", err)
+	}
 	cp.stopStorage()
 	return runErr
 }
@@ -347,3 +391,10 @@ func (cp *ControlPlane) stopCachers(bound time.Duration) {
 
 // Faults are the rules injecting failures into this devplane's requests.
 func (cp *ControlPlane) Faults() *faults.Injector { return cp.faults }
+
+// auditFlushBound is how long a stop waits for the audit backends to
+// deliver what they hold.
+const auditFlushBound = 5 * time.Second
+
+// Auditor records this devplane's requests (the recent-request ring).
+func (cp *ControlPlane) Auditor() *audit.Auditor { return cp.auditor }

@@ -38,7 +38,7 @@ import (
 // systemNamespaces exist in every cluster; the bootstrap hook creates them.
 // Built-in pods and pod templates get kube's own checks of volume sources,
 // container resources and sysctls.
-func init() { builtin.SetKubePodSpecChecks(kubevalidation.PodSpec) }
+func init() { builtin.SetKubePodSpecChecks(kubevalidation.PodSpec, kubevalidation.PodUpdate) }
 
 var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}
 

@@ -11,8 +11,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/devplane/devplane/apiserver/audit"
 	"github.com/devplane/devplane/apiserver/registry"
 	"github.com/devplane/devplane/apiserver/serviceaccount"
+	"github.com/devplane/devplane/apiserver/snapshot"
 	"github.com/devplane/devplane/apiserver/workloads"
 )
 
@@ -29,6 +31,11 @@ const (
 	DefaultAuthorizationMode     = AuthorizationModeRBAC
 	DefaultServiceAccountIssuer  = serviceaccount.DefaultIssuerURL
 	DefaultEventTTL              = registry.DefaultEventTTL
+	// DefaultHistoryRetention covers an ordinary debugging session.
+	DefaultHistoryRetention = time.Hour
+	// DefaultHistoryMaxRevisions keeps etcd's database well within its
+	// 2 GiB quota under a sustained write load (~1 GB of pods' statuses).
+	DefaultHistoryMaxRevisions = 200_000
 )
 
 // MaxNodes bounds Options.Nodes.
@@ -48,6 +55,14 @@ type Options struct {
 	// EventTTL is how long events live (kube-apiserver's --event-ttl;
 	// DefaultEventTTL).
 	EventTTL time.Duration
+	// HistoryRetention is how long etcd keeps old versions of objects
+	// before compaction, and the writers of each are remembered, for
+	// `devplane history` (DefaultHistoryRetention; at least
+	// CompactionInterval keeps kube-apiserver's compaction).
+	HistoryRetention time.Duration
+	// HistoryMaxRevisions bounds the revisions etcd keeps, however recent
+	// (DefaultHistoryMaxRevisions; -1: no bound).
+	HistoryMaxRevisions int64
 
 	// Listener, when set, is used as is; otherwise BindAddress:Port is
 	// bound (127.0.0.1 by default; port 0 picks a free one).
@@ -91,6 +106,10 @@ type Options struct {
 	// SchedulerConfig is a KubeSchedulerConfiguration file for kube's
 	// scheduler (kube-scheduler's --config); "" runs its defaults.
 	SchedulerConfig string
+	// UnpullableImages are images whose pulls fail on the simulated nodes
+	// (ErrImagePull, ImagePullBackOff): references or globs, see
+	// workloads.NewImagePolicy.
+	UnpullableImages []string
 
 	// DisableControllers leaves out the in-process controllers (the
 	// controllers' own tests run theirs instead).
@@ -105,6 +124,14 @@ type Options struct {
 	// Profiling serves Go's profiles at /debug/pprof/ (kube-apiserver's
 	// --profiling); cluster admins only.
 	Profiling bool
+
+	// InitialState, when set, is written into etcd before any server
+	// starts: the servers then start on it as on a restart (a fork of the
+	// instance the snapshot was taken from).
+	InitialState *snapshot.Snapshot
+	// Audit are kube-apiserver's audit flags (policy, log, webhook) and
+	// the size of the recent-request ring, which is always kept.
+	Audit audit.Options
 
 	Logger *slog.Logger // slog.Default() when nil
 }
@@ -125,6 +152,12 @@ func (o *Options) Complete() {
 	}
 	if o.EventTTL == 0 {
 		o.EventTTL = DefaultEventTTL
+	}
+	if o.HistoryRetention == 0 {
+		o.HistoryRetention = DefaultHistoryRetention
+	}
+	if o.HistoryMaxRevisions == 0 {
+		o.HistoryMaxRevisions = DefaultHistoryMaxRevisions
 	}
 	if o.BindAddress == nil {
 		o.BindAddress = net.IPv4(127, 0, 0, 1)
@@ -153,6 +186,7 @@ func (o *Options) Complete() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	o.Audit.Complete()
 }
 
 // Validate reports every problem with completed options at once, each
@@ -180,6 +214,12 @@ func (o *Options) Validate() error {
 	if o.EventTTL <= 0 {
 		add("--event-ttl %s: use a positive duration such as 1h", o.EventTTL)
 	}
+	if o.HistoryRetention < 0 {
+		add("--history-retention %s: use a positive duration such as 1h", o.HistoryRetention)
+	}
+	if o.HistoryMaxRevisions < -1 {
+		add("--history-max-revisions %d: use a positive count, or -1 for no bound", o.HistoryMaxRevisions)
+	}
 	if o.Nodes < 0 || o.Nodes > MaxNodes {
 		add("--nodes %d is out of range: use 0-%d (0 turns workloads off)", o.Nodes, MaxNodes)
 	} else if o.Nodes > 0 {
@@ -189,6 +229,9 @@ func (o *Options) Validate() error {
 		if p, s := o.ClusterCIDR, o.ServiceClusterIPRange; p != nil && s != nil && (p.Contains(s.IP) || s.Contains(p.IP)) {
 			add("--cluster-cidr %s overlaps --service-cluster-ip-range %s: pods and Services need addresses of their own", p, s)
 		}
+		if _, err := workloads.NewImagePolicy(o.UnpullableImages); err != nil {
+			add("--unpullable-images: %v", err)
+		}
 	}
 	if o.SchedulerConfig != "" {
 		if o.Nodes == 0 {
@@ -197,5 +240,6 @@ func (o *Options) Validate() error {
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, o.Audit.Validate()...)
 	return errors.Join(errs...)
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -359,6 +360,36 @@ func TestSecurity(t *testing.T) {
 			metav1.CreateOptions{})
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("token bound to a missing pod: %v", err)
+		}
+		// A token bound to a scheduled pod names its node too (kube's pod
+		// node info): the token's user has node-name and node-uid extras.
+		node := mustCreate(t, "node", func() (*corev1.Node, error) {
+			return admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "token-node"}}, metav1.CreateOptions{})
+		})
+		pod := mustCreate(t, "pod", func() (*corev1.Pod, error) {
+			return admin.CoreV1().Pods("x").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "on-node"},
+				Spec: corev1.PodSpec{NodeName: "token-node", Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}, metav1.CreateOptions{})
+		})
+		for kind, name := range map[string]string{"Pod": pod.Name, "Node": node.Name} {
+			tr, err := admin.CoreV1().ServiceAccounts("x").CreateToken(ctx, "default", &authenticationv1.TokenRequest{
+				Spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: kind, APIVersion: "v1", Name: name}}},
+				metav1.CreateOptions{})
+			if err != nil {
+				t.Fatalf("token bound to a %s: %v", kind, err)
+			}
+			review, err := admin.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
+				Spec: authenticationv1.TokenReviewSpec{Token: tr.Status.Token}}, metav1.CreateOptions{})
+			if err != nil || !review.Status.Authenticated {
+				t.Fatalf("review of the token bound to a %s: %+v, %v", kind, review, err)
+			}
+			extra := review.Status.User.Extra
+			if fmt.Sprint(extra["authentication.kubernetes.io/node-name"]) != "[token-node]" ||
+				fmt.Sprint(extra["authentication.kubernetes.io/node-uid"]) != "["+string(node.UID)+"]" {
+				t.Errorf("token bound to a %s: extra %v, want the node's name and uid", kind, extra)
+			}
+			if wantPod := kind == "Pod"; wantPod != (len(extra["authentication.kubernetes.io/pod-name"]) == 1) {
+				t.Errorf("token bound to a %s: extra %v", kind, extra)
+			}
 		}
 		tr2, err := admin.CoreV1().ServiceAccounts("x").CreateToken(ctx, "default", &authenticationv1.TokenRequest{
 			Spec: authenticationv1.TokenRequestSpec{Audiences: []string{"vault"}}}, metav1.CreateOptions{})

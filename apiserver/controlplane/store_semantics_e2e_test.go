@@ -116,6 +116,22 @@ func TestStatusWritesKeepMetadataAsTheKindsStrategySays(t *testing.T) {
 			metav1.PatchOptions{FieldManager: "spec-writer"}); err != nil {
 			t.Errorf("apply of a label after a status apply that sent it: %v, want no conflict", err)
 		}
+		// And the other way: what the main resource resets (the status)
+		// is not its appliers' either, whatever manifest they send.
+		withStatus := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"status-meta"},"spec":{"replicas":3},"status":{"replicas":5}}`
+		applied, err = deployments.Patch(ctx, "status-meta", types.ApplyPatchType, []byte(withStatus),
+			metav1.PatchOptions{FieldManager: "manifest-applier", Force: utilptr.To(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, entry := range applied.ManagedFields {
+			if owned := string(entry.FieldsV1.Raw); entry.Manager == "manifest-applier" && strings.Contains(owned, `"f:status"`) {
+				t.Errorf("an apply to the main resource owns status fields: %s", owned)
+			}
+		}
+		if applied.Status.Replicas == 5 {
+			t.Errorf("an apply to the main resource set the status")
+		}
 	})
 
 	t.Run("pod: labels and annotations kept, owner references reset", func(t *testing.T) {

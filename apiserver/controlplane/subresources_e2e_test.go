@@ -106,8 +106,16 @@ func TestPodEvictionHonoursBudgets(t *testing.T) {
 		t.Fatalf("eviction within the budget: %v", err)
 	}
 	pod, err := cs.CoreV1().Pods(ns).Get(ctx, "web-1", metav1.GetOptions{})
-	if err == nil && pod.DeletionTimestamp == nil {
+	if err != nil {
+		t.Fatalf("evicted running pod, deleted with grace: %v", err)
+	}
+	if pod.DeletionTimestamp == nil {
 		t.Errorf("evicted pod is not being deleted")
+	}
+	// As kube: the pod is marked a disruption target before it goes.
+	if c := findPodCondition(pod, corev1.DisruptionTarget); c == nil || c.Status != corev1.ConditionTrue ||
+		c.Reason != "EvictionByEvictionAPI" || c.Message != "Eviction API: evicting" || c.LastTransitionTime.IsZero() {
+		t.Errorf("evicted pod's DisruptionTarget condition: %+v", c)
 	}
 	pdb, _ = pdbs.Get(ctx, "web", metav1.GetOptions{})
 	if pdb.Status.DisruptionsAllowed != 0 || pdb.Status.DisruptedPods["web-1"].Time.IsZero() {
@@ -236,4 +244,13 @@ func TestCertificateApproval(t *testing.T) {
 	if r.Code == 0 || !strings.Contains(r.Stderr, `user not permitted to approve requests with signerName "example.com/signer"`) {
 		t.Errorf("approve without the signer's approve verb: exit %d %q", r.Code, r.Stderr)
 	}
+}
+
+func findPodCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == t {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
 }

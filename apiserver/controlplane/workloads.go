@@ -39,6 +39,7 @@ func (cp *ControlPlane) installWorkloads() error {
 		NodeCapacity:     cp.opts.NodeCapacity,
 		ClusterCIDR:      cp.opts.ClusterCIDR,
 		NodeCIDRMaskSize: cp.opts.NodeCIDRMaskSize,
+		UnpullableImages: cp.opts.UnpullableImages,
 		ClusterName:      cp.opts.Name,
 		Config:           cp.RESTConfig(),
 		NodeConfig:       cp.nodeConfig,

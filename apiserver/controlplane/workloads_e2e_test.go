@@ -28,7 +28,15 @@ import (
 // they are Ready and have their Leases.
 func startWorkloads(t *testing.T, n int) (*started, *kubernetes.Clientset) {
 	t.Helper()
-	s := startControlPlaneWith(t, controlplane.Options{Nodes: n})
+	return startWorkloadsWith(t, controlplane.Options{Nodes: n})
+}
+
+// startWorkloadsWith starts devplane with opts.Nodes simulated nodes and
+// waits for them.
+func startWorkloadsWith(t *testing.T, opts controlplane.Options) (*started, *kubernetes.Clientset) {
+	t.Helper()
+	n := opts.Nodes
+	s := startControlPlaneWith(t, opts)
 	cs := s.clientset(t, true)
 	waitFor(t, 60*time.Second, fmt.Sprintf("%d Ready nodes", n), func(ctx context.Context) (bool, error) {
 		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})

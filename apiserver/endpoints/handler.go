@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 
+	"github.com/devplane/devplane/apiserver/audit"
 	"github.com/devplane/devplane/apiserver/registry"
 	"github.com/devplane/devplane/apiserver/request"
 	"github.com/devplane/devplane/apiserver/storage"
@@ -278,7 +279,8 @@ func (h *handler) list(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	// item's for custom resources.
 	var encoded *storage.EncodedItems
 	switch {
-	case mc.as != asObject:
+	case mc.as != asObject, audit.WantsResponseObject(ctx):
+		// (an audited list is written through writeObject, which logs it)
 	case mc.info.MediaType == mediaTypeProtobuf && !sc.res.Custom:
 		encoded = &storage.EncodedItems{}
 	case mc.info.MediaType == runtime.ContentTypeJSON && !prettyPrint(r):

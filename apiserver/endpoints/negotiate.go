@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/devplane/devplane/apiserver/audit"
 	"github.com/devplane/devplane/apiserver/request"
 	"github.com/klauspost/compress/gzip"
 
@@ -134,7 +135,41 @@ func (h *handler) writeObject(w http.ResponseWriter, r *http.Request, code int, 
 		h.writeError(w, r, apierrors.NewInternalError(fmt.Errorf("encoding response: %w", err)))
 		return
 	}
+	h.auditResponse(r, code, obj, buf.Bytes(), mc.info.MediaType == runtime.ContentTypeJSON)
 	writeBody(w, r, code, mc.info.MediaType, buf.Bytes())
+}
+
+// auditResponse tells the request's audit record the Status it answers
+// with, the name a create gave, and, at RequestResponse level, the
+// response body as JSON.
+func (h *handler) auditResponse(r *http.Request, code int, obj runtime.Object, body []byte, isJSON bool) {
+	ctx := r.Context()
+	switch o := obj.(type) {
+	case *metav1.Status:
+		audit.LogResponseStatus(ctx, o)
+	case metav1.Object:
+		if code == http.StatusCreated {
+			audit.LogCreatedName(ctx, o.GetName())
+		}
+	}
+	if !audit.WantsResponseObject(ctx) {
+		return
+	}
+	if isJSON {
+		body = bytes.Clone(body) // buf goes back to its pool
+	} else {
+		body = h.encodeJSON(obj)
+	}
+	audit.LogResponseObject(ctx, body)
+}
+
+// encodeJSON is obj as JSON, for the audit log (nil if it cannot be).
+func (h *handler) encodeJSON(obj runtime.Object) []byte {
+	var buf bytes.Buffer
+	if err := h.jsonInfo.Serializer.Encode(obj, &buf); err != nil {
+		return nil
+	}
+	return buf.Bytes()
 }
 
 // appendJSON writes obj with Options.AppendJSON when the response is

@@ -49,6 +49,7 @@ func (h *handler) virtual(ctx context.Context, w http.ResponseWriter, r *http.Re
 		h.writeError(w, r, err)
 		return
 	}
+	h.auditRequestObject(ctx, wr, obj)
 	var out = obj
 	if sub != nil {
 		out, err = sub.Create(ctx, sc.namespace, sc.info.Name, obj)

@@ -12,8 +12,10 @@ import (
 	"sync"
 
 	"github.com/devplane/devplane/apiserver/admission"
+	"github.com/devplane/devplane/apiserver/audit"
 	"github.com/devplane/devplane/apiserver/patch"
 	"github.com/devplane/devplane/apiserver/registry"
+	"github.com/devplane/devplane/apiserver/request"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -261,9 +263,11 @@ func (h *handler) create(ctx context.Context, w http.ResponseWriter, r *http.Req
 		h.writeError(w, r, err)
 		return
 	}
+	h.auditRequestObject(ctx, wr, obj)
 	applyDefaults(sc.res, obj)
-	obj = trackManagedFields(sc.res.FieldManager, nil, obj, manager(r, opts.FieldManager), "")
-	out, err := sc.res.Store.Create(ctx, sc.namespace, obj, opts)
+	who := manager(r, opts.FieldManager)
+	obj = trackManagedFields(sc.res.FieldManager, nil, obj, who, "")
+	out, err := sc.res.Store.Create(request.WithFieldManager(ctx, who), sc.namespace, obj, opts)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -281,6 +285,8 @@ func (h *handler) update(ctx context.Context, w http.ResponseWriter, r *http.Req
 	}
 	wn := wr.wn
 	ctx = admission.WithWarnings(ctx, wn.add)
+	who := manager(r, opts.FieldManager)
+	ctx = request.WithFieldManager(ctx, who)
 	if sc.info.Subresource == "scale" {
 		requested, err := h.decodeBody(wr, scaleGV.WithKind("Scale"),
 			func() runtime.Object { return &autoscalingv1.Scale{} })
@@ -288,6 +294,7 @@ func (h *handler) update(ctx context.Context, w http.ResponseWriter, r *http.Req
 			h.writeError(w, r, err)
 			return
 		}
+		h.auditRequestObject(ctx, wr, requested)
 		out, err := sc.res.Store.UpdateScale(ctx, sc.namespace, sc.info.Name,
 			func(context.Context, *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
 				return requested.(*autoscalingv1.Scale).DeepCopy(), nil
@@ -305,6 +312,7 @@ func (h *handler) update(ctx context.Context, w http.ResponseWriter, r *http.Req
 		h.writeError(w, r, err)
 		return
 	}
+	h.auditRequestObject(ctx, wr, obj)
 	if acc, err := meta.Accessor(obj); err == nil && acc.GetName() != sc.info.Name {
 		h.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf(
 			"the name of the object (%s) does not match the name on the URL (%s)", acc.GetName(), sc.info.Name)))
@@ -314,8 +322,7 @@ func (h *handler) update(ctx context.Context, w http.ResponseWriter, r *http.Req
 		func(_ context.Context, current runtime.Object) (runtime.Object, error) {
 			requested := obj.DeepCopyObject()
 			applyDefaults(sc.res, requested)
-			return trackManagedFields(sc.res.FieldManager, current, requested,
-				manager(r, opts.FieldManager), sc.info.Subresource), nil
+			return trackManagedFields(sc.res.FieldManager, current, requested, who, sc.info.Subresource), nil
 		}, opts)
 	if err != nil {
 		h.writeError(w, r, err)
@@ -327,6 +334,22 @@ func (h *handler) update(ctx context.Context, w http.ResponseWriter, r *http.Req
 		code = http.StatusCreated
 	}
 	h.respond(ctx, w, r, code, out, sc, mc)
+}
+
+// auditRequestObject tells the request's audit record what the body
+// sent: the objectRef's missing parts and, when the policy keeps it, the
+// body as JSON.
+func (h *handler) auditRequestObject(ctx context.Context, wr *writeRequest, obj runtime.Object) {
+	acc, _ := obj.(metav1.Object)
+	audit.LogRequestObject(ctx, acc)
+	if !audit.KeepsBodies(ctx) {
+		return
+	}
+	body := wr.body
+	if wr.mediaType != runtime.ContentTypeJSON {
+		body = h.encodeJSON(obj)
+	}
+	audit.LogRequestBody(ctx, body)
 }
 
 // manager names who made a write: the request's fieldManager, or what kube
@@ -424,6 +447,9 @@ func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		return
 	}
 	body, validation, wn := wr.body, wr.validation, wr.wn
+	if audit.KeepsBodies(ctx) {
+		audit.LogRequestBody(ctx, body) // as kube: the patch itself
+	}
 	ctx = admission.WithWarnings(ctx, wn.add)
 	// Duplicate fields in an apply body are reported as kube reports them:
 	// only once the apply itself succeeded, so an unknown field's error
@@ -441,6 +467,7 @@ func (h *handler) patch(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		}
 	}
 	who := manager(r, opts.FieldManager)
+	ctx = request.WithFieldManager(ctx, who)
 	force := opts.Force != nil && *opts.Force
 	updateOpts := metav1.UpdateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}
 	sub := sc.info.Subresource
@@ -559,6 +586,9 @@ func (h *handler) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) 
 	}
 	if len(body) == 0 {
 		return opts, validateDryRun("DeleteOptions", opts.DryRun)
+	}
+	if audit.KeepsBodies(r.Context()) && requestMediaType(r) == runtime.ContentTypeJSON {
+		audit.LogRequestBody(r.Context(), body)
 	}
 	info, ok := runtime.SerializerInfoForMediaType(h.codecs.SupportedMediaTypes(), requestMediaType(r))
 	if !ok {

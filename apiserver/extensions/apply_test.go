@@ -26,6 +26,27 @@ func TestServerSideApplyAndMediaTypes(t *testing.T) {
 		t.Errorf("replicas after re-apply: %q", got)
 	}
 
+	// kube's reset fields for custom resources with a status subresource:
+	// an apply to the main resource neither sets nor owns the status, one
+	// to /status neither sets nor owns the spec.
+	d.mustKubectl(t, mustRead(t, "testdata/crontab.yaml")+"status:\n  replicas: 4\n",
+		"apply", "--server-side", "--field-manager", "with-status", "--force-conflicts", "-f", "-")
+	d.mustKubectl(t, strings.Replace(mustRead(t, "testdata/crontab.yaml"), "replicas: 2", "replicas: 8", 1)+"status:\n  replicas: 4\n",
+		"apply", "--server-side", "--subresource", "status", "--field-manager", "status-applier", "-f", "-")
+	out = d.mustKubectl(t, "", "get", "ct", "nightly", "--show-managed-fields", "-o",
+		`go-template={{range .metadata.managedFields}}{{.manager}}={{.fieldsV1}};{{end}} spec={{.spec.replicas}} status={{.status.replicas}}`)
+	for _, entry := range strings.Split(out, ";") {
+		switch {
+		case strings.HasPrefix(entry, "with-status=") && strings.Contains(entry, "f:status"):
+			t.Errorf("an apply to the main resource owns status fields: %s", entry)
+		case strings.HasPrefix(entry, "status-applier=") && (strings.Contains(entry, "f:spec") || !strings.Contains(entry, "f:status")):
+			t.Errorf("an apply to /status: %s, want status fields only", entry)
+		}
+	}
+	if !strings.HasSuffix(out, "spec=2 status=4") {
+		t.Errorf("after the applies with and to status: %q, want spec.replicas 2 (not the 8 sent to /status) and status.replicas 4", out)
+	}
+
 	// No protobuf for custom resources: 415 for bodies, 406 when it is all
 	// the client accepts; JSON is chosen when offered too.
 	cfg := rest.CopyConfig(d.config)

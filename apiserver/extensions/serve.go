@@ -172,6 +172,12 @@ func (e *Extensions) buildServed(crd *apiextensionsv1.CustomResourceDefinition, 
 			Custom:       true,
 			FieldManager: patch.NewCustomFieldManager(gvk, func() managedfields.TypeConverter { return patch.CustomResourceTypeConverter(v) }),
 		}
+		if v.StatusEnabled {
+			// kube's custom resource strategies: the main resource resets
+			// the status, /status the spec.
+			res.FieldManager.ResetOn("", "status")
+			res.FieldManager.ResetOn("status", "spec")
+		}
 		if !v.PreserveUnknownFields {
 			res.UnknownFields = func(u *unstructured.Unstructured) []string {
 				unknown, _ := v.Prune(u.DeepCopy())
@@ -219,6 +225,16 @@ func (s *versionStorage) Observe(o *storage.Observer) (func(), bool) {
 		return obs.Observe(o)
 	}
 	return nil, false
+}
+
+// Versions reads an object's past versions as etcd holds them, in the
+// storage version (object history shows what was stored).
+func (s *versionStorage) Versions(ctx context.Context, key string, deletedAt []int64, limit int) ([]storage.Version, bool, bool, error) {
+	v, ok := s.under.(storage.Versioned)
+	if !ok {
+		return nil, false, false, apierrors.NewInternalError(fmt.Errorf("%s: no history", s.gvk.Kind))
+	}
+	return v.Versions(ctx, key, deletedAt, limit)
 }
 
 func conversionError(err error) error {

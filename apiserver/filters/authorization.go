@@ -7,6 +7,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/devplane/devplane/apiserver/audit"
 	"github.com/devplane/devplane/apiserver/authz"
 	"github.com/devplane/devplane/apiserver/request"
 )
@@ -28,9 +29,13 @@ func WithAuthorization(h http.Handler, a authz.Authorizer, logger *slog.Logger) 
 			logger.Info("authorization error", "path", r.URL.Path, "user", attrs.User, "err", err)
 		}
 		if decision != authz.Allow {
+			audit.AddAnnotation(r.Context(), audit.AnnotationDecision, "forbid")
+			audit.AddAnnotation(r.Context(), audit.AnnotationReason, reason)
 			WriteStatus(w, authz.Forbidden(attrs, reason))
 			return
 		}
+		audit.AddAnnotation(r.Context(), audit.AnnotationDecision, "allow")
+		audit.AddAnnotation(r.Context(), audit.AnnotationReason, reason)
 		h.ServeHTTP(w, r)
 	})
 }

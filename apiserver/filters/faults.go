@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/devplane/devplane/apiserver/audit"
 	"github.com/devplane/devplane/apiserver/faults"
 	"github.com/devplane/devplane/apiserver/request"
 )
@@ -31,6 +32,7 @@ func WithFaults(h http.Handler, inj *faults.Injector, logger *slog.Logger) http.
 		}
 		// kube's warning format: code 299, no agent, the text quoted.
 		w.Header().Add("Warning", `299 - "devplane: injected fault `+f.Name+`"`)
+		audit.AddAnnotation(r.Context(), audit.AnnotationFault, f.Name)
 		userName := ""
 		if user != nil {
 			userName = user.Name

@@ -20,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/devplane/devplane/apiserver/audit"
 	"github.com/devplane/devplane/apiserver/authn"
 	"github.com/devplane/devplane/apiserver/request"
 )
@@ -37,6 +38,7 @@ func WriteStatus(w http.ResponseWriter, err error) {
 	status.Kind = "Status"
 	status.APIVersion = "v1"
 	body, _ := json.Marshal(&status)
+	audit.LogStatusTo(w, &status, body)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	code := int(status.Code)
@@ -119,11 +121,13 @@ func WithAuthentication(h http.Handler, a authn.Authenticator, allowAnonymous fu
 		user, ok, err := a.AuthenticateRequest(r)
 		if err != nil {
 			logger.Info("authentication failed", "path", r.URL.Path, "err", err)
+			audit.FailedAuthentication(r.Context())
 			WriteStatus(w, apierrors.NewUnauthorized("Unauthorized"))
 			return
 		}
 		if !ok {
 			if !allowAnonymous(r) {
+				audit.FailedAuthentication(r.Context())
 				WriteStatus(w, apierrors.NewUnauthorized("Unauthorized"))
 				return
 			}

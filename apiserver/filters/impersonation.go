@@ -10,6 +10,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/devplane/devplane/apiserver/audit"
 	"github.com/devplane/devplane/apiserver/authn"
 	"github.com/devplane/devplane/apiserver/authz"
 	"github.com/devplane/devplane/apiserver/request"
@@ -92,6 +93,7 @@ func WithImpersonation(h http.Handler, a authz.Authorizer) http.Handler {
 			extra = nil
 		}
 		impersonated := &request.User{Name: username, UID: uid, Groups: groups, Extra: extra}
+		audit.LogImpersonatedUser(r.Context(), impersonated)
 
 		// Whoever comes next must see only the impersonated identity.
 		r = r.Clone(request.WithUser(r.Context(), impersonated))

@@ -1,7 +1,7 @@
 // Package kubevalidation runs kube's own validation (k8s.io/kubernetes
 // pkg/apis/core/validation, already linked through kube's controllers) on
 // v1 objects, for the rules too intricate to restate: volume sources,
-// container resources and sysctls. It is the one package of devplane that
+// container resources, sysctls, and what a pod update may change. It is the one package of devplane that
 // converts to kube's internal types for validation.
 package kubevalidation
 
@@ -45,6 +45,41 @@ func PodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
 		errs = append(errs, sysctls(sc.Sysctls, &internal, fldPath.Child("securityContext", "sysctls"))...)
 	}
 	return errs
+}
+
+// PodUpdate is kube's ValidatePodUpdate with the options kube's pod
+// strategy gives it: metadata and spec of the new pod, and what an update
+// may change.
+func PodUpdate(pod, old *corev1.Pod) field.ErrorList {
+	return podUpdate(pod, old, corevalidation.ValidatePodUpdate)
+}
+
+// PodStatusUpdate is kube's ValidatePodStatusUpdate, as kube's pod status
+// strategy calls it: conditions, container statuses, IPs, nodeName.
+func PodStatusUpdate(pod, old *corev1.Pod) field.ErrorList {
+	return podUpdate(pod, old, corevalidation.ValidatePodStatusUpdate)
+}
+
+func podUpdate(pod, old *corev1.Pod, validate func(pod, old *core.Pod, opts corevalidation.PodValidationOptions) field.ErrorList) field.ErrorList {
+	var in, prev core.Pod
+	if err := k8sv1.Convert_v1_Pod_To_core_Pod(pod, &in, nil); err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	if err := k8sv1.Convert_v1_Pod_To_core_Pod(old, &prev, nil); err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	opts := podutil.GetValidationOptionsFromPodSpecAndMeta(&in.Spec, &prev.Spec, &in.ObjectMeta, &prev.ObjectMeta)
+	opts.ResourceIsPod = true
+	errs := validate(&in, &prev, opts)
+	// kube's REST layer fills in the stored resourceVersion of an
+	// unconditional update before validating; devplane's checks it itself.
+	kept := errs[:0]
+	for _, e := range errs {
+		if e.Field != "metadata.resourceVersion" {
+			kept = append(kept, e)
+		}
+	}
+	return kept
 }
 
 // sysctls is kube's validateSysctls (unexported there) from its exported

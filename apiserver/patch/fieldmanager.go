@@ -34,10 +34,11 @@ type FieldManager struct {
 
 	mu            sync.Mutex
 	bySubresource map[string]*managedfields.FieldManager
-	// statusResets are the fields a write to /status resets (kube's
-	// GetResetFields of the kind's status strategy): never owned by a
-	// status writer, never in conflict.
-	statusResets *fieldpath.Set
+	// resets are, per subresource ("" the main resource), the fields a
+	// write there resets (kube's GetResetFields of the kind's strategy for
+	// it: the status on the main resource, the spec on /status): never
+	// owned by that writer, never in conflict.
+	resets map[string]*fieldpath.Set
 
 	baselineOnce sync.Once
 	baseline     *createBaseline // nil: creates take the general path
@@ -93,8 +94,8 @@ func (f *FieldManager) forSubresource(subresource string) (*managedfields.FieldM
 	var m *managedfields.FieldManager
 	gv := f.gvk.GroupVersion()
 	var resets map[fieldpath.APIVersion]fieldpath.Filter
-	if subresource == "status" && f.statusResets != nil {
-		resets = map[fieldpath.APIVersion]fieldpath.Filter{fieldpath.APIVersion(gv.String()): fieldpath.NewExcludeSetFilter(f.statusResets)}
+	if set := f.resets[subresource]; set != nil {
+		resets = map[fieldpath.APIVersion]fieldpath.Filter{fieldpath.APIVersion(gv.String()): fieldpath.NewExcludeSetFilter(set)}
 	}
 	if f.custom {
 		m, err = managedfields.NewDefaultCRDFieldManager(tc, f.objectConvertor(), f.defaulter, unstructuredCreater{}, f.gvk, gv, subresource, resets)
@@ -111,11 +112,11 @@ func (f *FieldManager) forSubresource(subresource string) (*managedfields.FieldM
 	return m, nil
 }
 
-// ResetOnStatus names the fields a write to /status resets (paths such as
-// "spec" or "metadata.labels"): its writers neither own them nor conflict
-// on them, as in kube. Called when the kind is served; the same paths again
-// change nothing.
-func (f *FieldManager) ResetOnStatus(paths ...string) {
+// ResetOn names the fields a write to subresource ("" the main resource,
+// "status") resets, as paths such as "spec" or "metadata.labels": its
+// writers neither own them nor conflict on them, as in kube. Called when
+// the kind is served; the same paths again change nothing.
+func (f *FieldManager) ResetOn(subresource string, paths ...string) {
 	set := &fieldpath.Set{}
 	for _, p := range paths {
 		var path fieldpath.Path
@@ -126,11 +127,14 @@ func (f *FieldManager) ResetOnStatus(paths ...string) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.statusResets != nil && f.statusResets.Equals(set) {
+	if old := f.resets[subresource]; old != nil && old.Equals(set) {
 		return
 	}
-	f.statusResets = set
-	delete(f.bySubresource, "status") // built again with them
+	if f.resets == nil {
+		f.resets = map[string]*fieldpath.Set{}
+	}
+	f.resets[subresource] = set
+	delete(f.bySubresource, subresource) // built again with them
 }
 
 // UpdateManagedFields records an Update by manager in newObj's managedFields

@@ -39,7 +39,7 @@ func (s *Store) Bind(ctx context.Context, namespace, podName string, binding *co
 	}
 	node := binding.Target.Name
 	out := s.NewFunc()
-	return s.Storage.GuaranteedUpdate(ctx, s.Key(namespace, podName), out, false, nil, func(current runtime.Object) (runtime.Object, error) {
+	return s.storageUpdate(ctx, s.Key(namespace, podName), out, false, nil, "binding", func(current runtime.Object) (runtime.Object, error) {
 		pod, ok := current.(*corev1.Pod)
 		if !ok || (pod.UID == "" && pod.CreationTimestamp.IsZero()) {
 			return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, podName)

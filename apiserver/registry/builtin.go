@@ -91,7 +91,8 @@ func NewResourceFromBuiltin(k builtin.Kind, store storage.Interface, opts ...Bui
 	}
 	fieldManager := patch.BuiltinFieldManager(k.GroupVersion.WithKind(k.Kind))
 	if k.HasStatus {
-		fieldManager.ResetOnStatus(append([]string{"spec"}, strategy.StatusResetFields...)...)
+		fieldManager.ResetOn("", "status")
+		fieldManager.ResetOn("status", append([]string{"spec"}, strategy.StatusResetFields...)...)
 	}
 	return &Resource{
 		GVR:          gvr,

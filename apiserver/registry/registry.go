@@ -162,6 +162,9 @@ type Registry struct {
 	// admission runs every store's writes through the admission chain
 	// (nil: none); set once at start-up with SetAdmission.
 	admission atomic.Pointer[admissionHolder]
+	// writes learns of every store's writes (nil: nobody); set once at
+	// start-up with SetWriteRecorder.
+	writes atomic.Pointer[writeRecorderHolder]
 }
 
 type snapshot struct {

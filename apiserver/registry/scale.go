@@ -81,7 +81,7 @@ func (s *Store) UpdateScale(ctx context.Context, namespace, name string, transfo
 		}
 		return s.scaleOf(updated), nil
 	}
-	if err := s.Storage.GuaranteedUpdate(ctx, key, out, false, nil, tryUpdate); err != nil {
+	if err := s.storageUpdate(ctx, key, out, false, nil, "scale", tryUpdate); err != nil {
 		return nil, err
 	}
 	return s.scaleOf(out), nil

@@ -357,7 +357,7 @@ func (s *Store) validateAndCreate(ctx context.Context, obj runtime.Object, acc m
 		return obj, nil
 	}
 	out := s.NewFunc()
-	if err := s.Storage.Create(ctx, s.Key(acc.GetNamespace(), acc.GetName()), obj, out, s.TTL); err != nil {
+	if err := s.storageCreate(ctx, s.Key(acc.GetNamespace(), acc.GetName()), obj, out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -502,7 +502,7 @@ func (s *Store) Update(ctx context.Context, namespace, name, subresource string,
 	}
 
 	out := s.NewFunc()
-	if err := s.Storage.GuaranteedUpdate(ctx, key, out, s.AllowCreateOnUpdate && subresource == "", nil, tryUpdate); err != nil {
+	if err := s.storageUpdate(ctx, key, out, s.AllowCreateOnUpdate && subresource == "", nil, subresource, tryUpdate); err != nil {
 		pending.discard()
 		return nil, false, err
 	}
@@ -638,7 +638,7 @@ func (s *Store) deleteIfFinalized(ctx context.Context, key string, obj runtime.O
 	}
 	uid, rv := acc.GetUID(), acc.GetResourceVersion()
 	out := s.NewFunc()
-	err = s.Storage.Delete(ctx, key, out, &storage.Preconditions{UID: &uid, ResourceVersion: &rv}, nil)
+	err = s.storageDelete(ctx, key, out, &storage.Preconditions{UID: &uid, ResourceVersion: &rv})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		// Someone else deleted or changed it meanwhile; they own the outcome.
 		return nil, nil
@@ -729,7 +729,7 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 			// Deleted with no grace: a kubelet racing to delete it too wins
 			// just as well.
 			gone := s.NewFunc()
-			err := s.Storage.Delete(ctx, key, gone, pre, nil)
+			err := s.storageDelete(ctx, key, gone, pre)
 			if apierrors.IsNotFound(err) {
 				return out, true, nil
 			}
@@ -744,7 +744,7 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 		return current, true, nil
 	}
 	out := s.NewFunc()
-	if err := s.Storage.Delete(ctx, key, out, pre, nil); err != nil {
+	if err := s.storageDelete(ctx, key, out, pre); err != nil {
 		return nil, false, err
 	}
 	s.afterDelete(ctx, out)
@@ -896,7 +896,7 @@ func (s *Store) markForDeletion(ctx context.Context, key string, pre *storage.Pr
 		out, err = mark(current)
 	} else {
 		out = s.NewFunc()
-		err = s.Storage.GuaranteedUpdate(ctx, key, out, false, pre, mark)
+		err = s.storageUpdate(ctx, key, out, false, pre, "", mark)
 	}
 	switch {
 	case errors.Is(err, errDeleteNow):

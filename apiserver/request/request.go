@@ -33,7 +33,14 @@ type RequestInfo struct {
 	// Parts is the path after the namespace segment, e.g.
 	// ["configmaps", "foo"] or ["namespaces", "x", "finalize"].
 	Parts []string
+	// Streaming marks a non-resource request that streams until the
+	// client hangs up (?watch=true on one of streamingPaths).
+	Streaming bool
 }
+
+// streamingPaths are the non-resource paths that may stream: the
+// recent-request follow (apiserver/audit's RecentPath).
+var streamingPaths = map[string]bool{"/debug/devplane/requests": true}
 
 // namespaceSubresources are the subresources of a namespace object, which
 // must not be mistaken for a resource inside that namespace.
@@ -47,6 +54,7 @@ func Parse(r *http.Request) (*RequestInfo, error) {
 
 	parts := splitPath(r.URL.Path)
 	if len(parts) == 0 || (parts[0] != "api" && parts[0] != "apis") {
+		info.Streaming = streamingPaths[r.URL.Path] && r.Method == http.MethodGet && r.URL.Query().Get("watch") == "true"
 		return info, nil
 	}
 	info.APIPrefix = parts[0]
@@ -153,7 +161,7 @@ var longRunningSubresources = map[string]bool{
 // request timeouts and in-flight limits must not apply to it.
 func IsLongRunning(info *RequestInfo) bool {
 	if info == nil || !info.IsResourceRequest {
-		return false
+		return info != nil && info.Streaming
 	}
 	return info.Verb == "watch" || info.Verb == "proxy" || longRunningSubresources[info.Subresource]
 }
@@ -182,6 +190,7 @@ const (
 	requestInfoKey contextKey = iota
 	userKey
 	noCompressionKey
+	fieldManagerKey
 )
 
 // WithoutCompression marks ctx's response as not to be compressed (the
@@ -216,6 +225,19 @@ func WithUser(ctx context.Context, u *User) context.Context {
 func UserFrom(ctx context.Context) (*User, bool) {
 	u, ok := ctx.Value(userKey).(*User)
 	return u, ok && u != nil
+}
+
+// WithFieldManager returns ctx carrying the field manager of the write
+// its request makes: the request's fieldManager, or the one kube derives
+// from its User-Agent.
+func WithFieldManager(ctx context.Context, manager string) context.Context {
+	return context.WithValue(ctx, fieldManagerKey, manager)
+}
+
+// FieldManagerFrom returns the manager put into ctx by WithFieldManager.
+func FieldManagerFrom(ctx context.Context) (string, bool) {
+	m, ok := ctx.Value(fieldManagerKey).(string)
+	return m, ok
 }
 
 // AsAPIServer marks ctx as the API server acting on its own behalf

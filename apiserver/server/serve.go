@@ -74,8 +74,13 @@ func (s *GenericAPIServer) PrepareRun() (*PreparedServer, error) {
 	if c.Authorizer != nil {
 		h = filters.WithImpersonation(h, c.Authorizer)
 	}
+	// As kube's: the audit policy sees the authenticated user, before
+	// impersonation.
+	h = filters.WithAuditPolicy(h, c.Auditor)
 	h = filters.WithAuthentication(h, c.Authenticator, allowAnonymous, s.logger)
 	h = filters.WithLogging(h, s.logger)
+	// Outside authentication, so refused requests are recorded too.
+	h = filters.WithAuditRecord(h, c.Auditor)
 	if c.Metrics != nil {
 		h = c.Metrics.Wrap(h) // inside request info: it labels by it
 	}

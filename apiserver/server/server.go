@@ -23,6 +23,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/devplane/devplane/apiserver/audit"
 	"github.com/devplane/devplane/apiserver/authn"
 	"github.com/devplane/devplane/apiserver/authz"
 	"github.com/devplane/devplane/apiserver/faults"
@@ -72,6 +73,9 @@ type Config struct {
 	// Faults are the rules injecting failures into resource requests
 	// (nil: none can be set).
 	Faults *faults.Injector
+	// Auditor records every request (the recent-request ring) and writes
+	// the audit log its policy asks for (nil: nothing is recorded).
+	Auditor *audit.Auditor
 }
 
 // CompletedConfig is a Config with defaults filled in.

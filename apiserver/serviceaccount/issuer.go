@@ -24,6 +24,9 @@ type BoundObjectRef struct {
 	Kind string
 	Name string
 	UID  string
+	// Node is, for a pod, the node it runs on (kube's pod node info in
+	// the token, and node-name/node-uid in its user's extra).
+	Node *BoundObjectRef
 }
 
 // ServiceAccountRef names the service account a token is for.
@@ -116,6 +119,9 @@ func (i *Issuer) Issue(sa ServiceAccountRef, audiences []string, expiration time
 		switch bound.Kind {
 		case "Pod":
 			kc.Pod = r
+			if n := bound.Node; n != nil {
+				kc.Node = &ref{Name: n.Name, UID: n.UID}
+			}
 		case "Secret":
 			kc.Secret = r
 		case "Node":

@@ -17,16 +17,34 @@ import (
 // compare-and-swap on it succeeds compacts in a round.
 const compactRevKey = "compact_rev_key"
 
-// StartCompactor compacts etcd every interval to the revision seen one
-// interval earlier, so watchers and continue tokens get at least one
-// interval of history. It returns at once; the loop stops with ctx.
-func StartCompactor(ctx context.Context, client *clientv3.Client, interval time.Duration, logger *slog.Logger) {
+// CompactorOptions say how much etcd history to keep.
+type CompactorOptions struct {
+	// Interval is how often to compact.
+	Interval time.Duration
+	// Retention is how long a revision is kept at least (one interval when
+	// it is shorter).
+	Retention time.Duration
+	// MaxRevisions, when > 0, bounds the revisions kept, whatever their age
+	// (checked once an interval): the database stays well within etcd's
+	// quota under a sustained write load.
+	MaxRevisions int64
+	Logger       *slog.Logger
+}
+
+// StartCompactor compacts etcd every interval to the newest revision it
+// saw at least retention earlier, or to the one that keeps MaxRevisions if
+// that is newer, so watchers, continue tokens and object history get that
+// much of it. It returns at once; the loop stops with ctx.
+func StartCompactor(ctx context.Context, client *clientv3.Client, opts CompactorOptions) {
+	logger := opts.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
+	retention := max(opts.Retention, opts.Interval)
 	go func() {
-		var round, rev int64
-		ticker := time.NewTicker(interval)
+		var round int64
+		var seen revisionsSeen
+		ticker := time.NewTicker(opts.Interval)
 		defer ticker.Stop()
 		for {
 			select {
@@ -34,21 +52,58 @@ func StartCompactor(ctx context.Context, client *clientv3.Client, interval time.
 				return
 			case <-ticker.C:
 			}
-			nextRound, nextRev, err := compactRound(ctx, client, round, rev)
+			now := time.Now()
+			target := seen.before(now.Add(-retention))
+			if opts.MaxRevisions > 0 {
+				if current, err := currentRevision(ctx, client); err == nil {
+					target = max(target, current-opts.MaxRevisions)
+				}
+			}
+			nextRound, current, err := compactRound(ctx, client, round, target)
 			if err != nil {
 				if ctx.Err() == nil {
-					logger.Warn("etcd compaction failed", "revision", rev, "error", err)
+					logger.Warn("etcd compaction failed", "revision", target, "error", err)
 				}
 				continue
 			}
-			round, rev = nextRound, nextRev
+			round = nextRound
+			seen.add(now, current)
 		}
 	}()
 }
 
+// revisionsSeen are the revisions the compactor saw, oldest first, with
+// when it saw them: a retention of an hour at a five-minute interval
+// keeps about twelve.
+type revisionsSeen []revisionSeen
+
+type revisionSeen struct {
+	at  time.Time
+	rev int64
+}
+
+func (s *revisionsSeen) add(at time.Time, rev int64) {
+	*s = append(*s, revisionSeen{at: at, rev: rev})
+}
+
+// before is the newest revision seen at or before t (0: none), forgetting
+// the older ones: compaction never goes back.
+func (s *revisionsSeen) before(t time.Time) int64 {
+	n := 0
+	for n < len(*s) && !(*s)[n].at.After(t) {
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	rev := (*s)[n-1].rev
+	*s = append((*s)[:0], (*s)[n:]...)
+	return rev
+}
+
 // compactRound claims round (the version of compactRevKey this replica last
-// saw) and, if it wins, compacts to rev. It returns the round and revision to
-// use next time.
+// saw) and, if it wins, compacts to rev (0: not yet). It returns the
+// round to claim next time and the current revision.
 func compactRound(ctx context.Context, client *clientv3.Client, round, rev int64) (int64, int64, error) {
 	resp, err := client.Txn(ctx).
 		If(clientv3.Compare(clientv3.Version(compactRevKey), "=", round)).

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -68,6 +69,10 @@ type hubSub struct {
 	running bool
 	closed  bool
 	idle    *sync.Cond // signalled when running becomes false
+
+	// processed is a hub revision every change up to which this
+	// subscriber has processed.
+	processed atomic.Int64
 }
 
 // subscribe registers process for changes under prefix (which must be
@@ -184,6 +189,9 @@ func goDrain(drain func()) {
 
 func (s *hubSub) drain() {
 	for {
+		// Changes are queued before the hub's revision moves past them:
+		// all up to rev are in this queue or were in an earlier one.
+		rev := s.hub.rev.Load()
 		s.mu.Lock()
 		items := s.queue
 		s.queue = nil
@@ -195,7 +203,63 @@ func (s *hubSub) drain() {
 		}
 		s.mu.Unlock()
 		s.process(items)
+		s.processed.Store(rev)
 	}
+}
+
+// caughtUp reports whether the subscriber has processed every change up
+// to rev.
+func (s *hubSub) caughtUp(rev int64) bool {
+	if s.processed.Load() >= rev {
+		return true
+	}
+	at, idle := s.idleAt()
+	return idle && at >= rev
+}
+
+// WaitForRevision returns once every watch cache and mirror fed by
+// client's watch of root ("/registry/") has processed every change up to
+// rev, so that reads from them see it. Without any, there is nothing to
+// wait for.
+func WaitForRevision(ctx context.Context, client *clientv3.Client, root string, rev int64) error {
+	hubs.mu.Lock()
+	h := hubs.byKey[hubKey{client, root}]
+	hubs.mu.Unlock()
+	if h == nil {
+		return nil
+	}
+	// A quiet key space moves the hub's revision only on a progress
+	// notification: ask for one when events do not bring it soon.
+	nudge := time.NewTimer(2 * time.Millisecond)
+	defer nudge.Stop()
+	for h.rev.Load() < rev {
+		select {
+		case <-h.advancedChan():
+		case <-nudge.C:
+			_ = client.RequestProgress(ctx)
+			nudge.Reset(50 * time.Millisecond)
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the watch caches to reach revision %d: %w", rev, ctx.Err())
+		}
+	}
+	h.mu.Lock()
+	var subs []*hubSub
+	for _, list := range h.subs {
+		subs = append(subs, list...)
+	}
+	h.mu.Unlock()
+	pause := 50 * time.Microsecond
+	for _, s := range subs {
+		for !s.caughtUp(rev) {
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("waiting for the cache of %s to reach revision %d: %w", s.prefix, rev, ctx.Err())
+			case <-time.After(pause):
+				pause = min(2*pause, time.Millisecond)
+			}
+		}
+	}
+	return nil
 }
 
 // idleAt reports whether the subscriber has processed every change up to

@@ -108,7 +108,10 @@ func TestFaultErrorsAreKubeStatuses(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint(tc.code), func(t *testing.T) {
 			name := fmt.Sprintf("error-%d", tc.code)
-			f := env.InjectFault(t, testenv.Fault{Name: name, Resources: []string{"configmaps"}, Error: tc.code})
+			// Gets of config maps in the namespace only: the controllers
+			// write config maps too (the root CA's), sometimes right then.
+			f := env.InjectFault(t, testenv.Fault{Name: name, Verbs: []string{"get"}, Resources: []string{"configmaps"},
+				Namespaces: []string{"errs"}, Error: tc.code})
 			resp, st := rawGet(t, env, path)
 			if resp.StatusCode != tc.code || st.Code != int32(tc.code) || st.Reason != tc.reason || st.Message != tc.message {
 				t.Errorf("got %d %+v, want %d %s %q", resp.StatusCode, st, tc.code, tc.reason, tc.message)
@@ -401,7 +404,9 @@ func TestFaultEndpointIsForAdmins(t *testing.T) {
 	makeNamespace(t, c, "remote")
 	ctx := t.Context()
 	admin := c.CoreV1().RESTClient()
-	body, _ := json.Marshal(testenv.Fault{Name: "remote", Namespaces: []string{"remote"}, Error: 503})
+	// Lists of config maps only: the controllers write in the namespace too.
+	body, _ := json.Marshal(testenv.Fault{Name: "remote", Namespaces: []string{"remote"}, Verbs: []string{"list"},
+		Resources: []string{"configmaps"}, Error: 503})
 	if err := admin.Post().AbsPath(faults.Path).Body(body).Do(ctx).Error(); err != nil {
 		t.Fatalf("adding: %v", err)
 	}

@@ -7,6 +7,19 @@
 //
 // Every Instance has its own data dir, port and CA, so tests can start
 // several at once, in parallel.
+//
+// Snapshots and forks: once a suite's fixtures are loaded, Snapshot takes
+// the whole API state in milliseconds; Restore puts it back between specs
+// (time moves forward: restored objects get new resourceVersions, and
+// watches receive the events that lead to the restored state), and
+// Options.From starts a new Instance on it, so parallel specs each get a
+// copy of their own:
+//
+//	snap, _ := env.Snapshot(ctx)           // in TestMain or a BeforeSuite
+//	fork := testenv.StartT(t, testenv.Options{From: snap}) // per spec, in parallel
+//
+// A fork of a freshly started Instance's snapshot is also the cheapest
+// fresh instance: it skips the bootstrap writes a Start makes.
 package testenv
 
 import (
@@ -26,6 +39,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/devplane/devplane/apiserver/controlplane"
+	"github.com/devplane/devplane/apiserver/snapshot"
 )
 
 // Options configure one Instance. The zero value is a plain API server.
@@ -63,6 +77,17 @@ type Options struct {
 	Workloads bool
 	// Nodes is how many simulated nodes run with Workloads (default 1).
 	Nodes int
+
+	// From starts the Instance on a snapshot's state (a fork): its objects
+	// and CRDs are in etcd before the server starts, which then comes up
+	// on them as on a restart, and a snapshot taken by Instance.Snapshot
+	// brings its instance's certificates along. CRDs and Webhooks above
+	// are installed on top, replacing those of the same name (a parent's
+	// webhook configurations point at the parent's server). Reset returns
+	// to the snapshot's state.
+	// Workloads are not in a snapshot: set Workloads for the fork too if
+	// the snapshot's nodes should run its pods.
+	From *Snapshot
 }
 
 // Instance is a running devplane.
@@ -112,6 +137,14 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testenv: %w", err)
 	}
+	var initial *snapshot.Snapshot
+	if opts.From != nil {
+		initial = opts.From.state
+		if err := writePKI(filepath.Join(dir, "pki"), opts.From.pki); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("testenv: %w", err)
+		}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		os.RemoveAll(dir)
@@ -127,6 +160,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		// Tests talk to it over loopback: gzip would only cost CPU.
 		DisableCompressionForClientIPs: controlplane.LoopbackNetworks(),
 		Logger:                         logger,
+		InitialState:                   initial,
 	}
 	cpOpts.Complete()
 	if err := cpOpts.Validate(); err != nil {
@@ -154,6 +188,11 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	}()
 	if err := inst.waitReady(ctx); err != nil {
 		return nil, err
+	}
+	if initial != nil {
+		if err := cp.WaitCRDsServed(ctx, initial); err != nil {
+			return nil, fmt.Errorf("testenv: starting from a snapshot: %w", err)
+		}
 	}
 	if err := clientcmd.WriteToFile(*cp.Kubeconfig(), inst.KubeconfigPath()); err != nil {
 		return nil, fmt.Errorf("testenv: writing kubeconfig: %w", err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -107,8 +108,11 @@ func (i *Instance) setUpWebhooks(ctx context.Context, opts WebhookOptions) error
 				return fmt.Errorf("testenv: mutating webhook %s/%s: %w", cfg.Name, cfg.Webhooks[j].Name, err)
 			}
 		}
-		cfg.ResourceVersion = ""
-		if _, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
+		api := client.AdmissionregistrationV1().MutatingWebhookConfigurations()
+		err := createOrReplace(cfg, func() error { _, err := api.Create(ctx, cfg, metav1.CreateOptions{}); return err },
+			func() (metav1.Object, error) { return api.Get(ctx, cfg.Name, metav1.GetOptions{}) },
+			func() error { _, err := api.Update(ctx, cfg, metav1.UpdateOptions{}); return err })
+		if err != nil {
 			return fmt.Errorf("testenv: creating MutatingWebhookConfiguration %s: %w", cfg.Name, err)
 		}
 	}
@@ -119,12 +123,32 @@ func (i *Instance) setUpWebhooks(ctx context.Context, opts WebhookOptions) error
 				return fmt.Errorf("testenv: validating webhook %s/%s: %w", cfg.Name, cfg.Webhooks[j].Name, err)
 			}
 		}
-		cfg.ResourceVersion = ""
-		if _, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
+		api := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+		err := createOrReplace(cfg, func() error { _, err := api.Create(ctx, cfg, metav1.CreateOptions{}); return err },
+			func() (metav1.Object, error) { return api.Get(ctx, cfg.Name, metav1.GetOptions{}) },
+			func() error { _, err := api.Update(ctx, cfg, metav1.UpdateOptions{}); return err })
+		if err != nil {
 			return fmt.Errorf("testenv: creating ValidatingWebhookConfiguration %s: %w", cfg.Name, err)
 		}
 	}
 	return nil
+}
+
+// createOrReplace creates obj, or replaces the one of its name already
+// there: a fork's snapshot may hold its parent's configuration, which
+// points at the parent's webhook server.
+func createOrReplace(obj metav1.Object, create func() error, get func() (metav1.Object, error), update func() error) error {
+	obj.SetResourceVersion("")
+	err := create()
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	existing, err := get()
+	if err != nil {
+		return err
+	}
+	obj.SetResourceVersion(existing.GetResourceVersion())
+	return update()
 }
 
 // pointAtLocal rewrites a clientConfig to the local webhook server.

@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -29,10 +30,10 @@ import (
 
 // Annotations a pod can carry to direct the simulated kubelet.
 const (
-	// AnnotationExitAfter makes containers exit after this long (a Go
-	// duration, e.g. "30s"); without it, containers of pods whose
-	// restartPolicy is Never or OnFailure exit after DefaultRunTime and
-	// the others run until deleted.
+	// AnnotationExitAfter makes containers the sandbox does not run exit
+	// after this long (a Go duration, e.g. "30s"); without it, those with
+	// a command or args in pods whose restartPolicy is Never or OnFailure
+	// exit after DefaultRunTime, and the others run until deleted.
 	AnnotationExitAfter = "devplane.dev/exit-after"
 	// AnnotationExitCode is the exit code they exit with (default 0). A
 	// non-zero code fails the pod (Never) or restarts the container with
@@ -47,7 +48,8 @@ const (
 // pace rather than a real cluster's.
 var (
 	// DefaultRunTime is how long a container of a run-to-completion pod
-	// (restartPolicy Never/OnFailure, Jobs) runs.
+	// (restartPolicy Never/OnFailure, Jobs) runs when the sandbox does not
+	// interpret its command.
 	DefaultRunTime = time.Second
 	// initContainerRunTime is how long each init container runs.
 	initContainerRunTime = 100 * time.Millisecond
@@ -85,6 +87,23 @@ type kubelet struct {
 	// services) and requests their service account tokens.
 	api      kubernetes.Interface
 	runtimes runtimes
+
+	// images says which images cannot be pulled; pulls are the failed
+	// pulls of each pod's images, by uid_image (under mu).
+	images *ImagePolicy
+	pulls  map[string]*imagePull
+	// mounted are the pods not run by the sandbox whose volumes were
+	// found mountable; certificates are the pod certificates requested
+	// (by podCertificateKey). Both under mu.
+	mounted      map[types.UID]struct{}
+	certificates map[string]*podCertificate
+	// mountErrors are each pod's last FailedMount message; killed, when
+	// container runs (by startKey) were killed for a failed probe; told,
+	// the probe failures (by probeKey under the pod's UID) told in an
+	// event. All under mu.
+	mountErrors map[types.UID]string
+	killed      map[string]time.Time
+	told        map[string]struct{}
 }
 
 func newKubelet(m *Machinery, nodes []*simNode, pods cache.SharedIndexInformer) (*kubelet, error) {
@@ -95,6 +114,7 @@ func newKubelet(m *Machinery, nodes []*simNode, pods cache.SharedIndexInformer) 
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "simulated-kubelet"}),
 		started:  map[string]time.Time{},
 		deleting: map[string]time.Time{},
+		images:   m.images,
 	}
 	for _, n := range nodes {
 		k.nodes[n.name] = n
@@ -120,9 +140,13 @@ func (k *kubelet) enqueue(obj any) {
 	if !ok || k.ours(pod) == nil {
 		return
 	}
-	// A pod that already has an address keeps it across restarts.
+	// A pod that already has an address keeps it across restarts, and
+	// one admitted before holds its host ports.
 	if pod.Status.PodIP != "" && !pod.Spec.HostNetwork && !isTerminal(pod) {
 		k.ours(pod).ips.reserve(net.ParseIP(pod.Status.PodIP), string(pod.UID))
+	}
+	if pod.Status.StartTime != nil && !isTerminal(pod) {
+		k.ours(pod).ports.admit(pod)
 	}
 	k.queue.Add(pod.Namespace + "/" + pod.Name)
 }
@@ -137,15 +161,35 @@ func (k *kubelet) forget(obj any) {
 	}
 	if n := k.ours(pod); n != nil {
 		n.ips.release(string(pod.UID))
+		n.ports.release(pod.UID)
 	}
 	k.mu.Lock()
 	prefix := string(pod.UID) + "/"
-	for key := range k.started {
+	for _, m := range []map[string]time.Time{k.started, k.killed} {
+		for key := range m {
+			if strings.HasPrefix(key, prefix) {
+				delete(m, key)
+			}
+		}
+	}
+	for key := range k.told {
 		if strings.HasPrefix(key, prefix) {
-			delete(k.started, key)
+			delete(k.told, key)
 		}
 	}
 	delete(k.deleting, string(pod.UID))
+	for key := range k.pulls {
+		if strings.HasPrefix(key, string(pod.UID)+"_") {
+			delete(k.pulls, key)
+		}
+	}
+	for key := range k.certificates {
+		if strings.HasPrefix(key, prefix) {
+			delete(k.certificates, key)
+		}
+	}
+	delete(k.mounted, pod.UID)
+	delete(k.mountErrors, pod.UID)
 	k.mu.Unlock()
 	k.runtimes.remove(pod.UID)
 }
@@ -210,12 +254,25 @@ func (k *kubelet) sync(ctx context.Context, key string) (time.Duration, error) {
 	}
 	if isTerminal(pod) {
 		node.ips.release(string(pod.UID))
+		node.ports.release(pod.UID)
 		return 0, nil
 	}
 	var events []podEvent
-	status, next, err := k.desiredStatus(node, pod, now, &events)
-	if err != nil {
-		return 0, err
+	var status *corev1.PodStatus
+	var next time.Time
+	if node.ports.admit(pod) {
+		status, next, err = k.desiredStatus(node, pod, now, &events)
+		if err != nil {
+			return 0, err
+		}
+		if p := k.runtimes.get(pod.UID); p != nil && status.Phase == corev1.PodRunning {
+			if at := k.refreshVolumes(ctx, node, pod, p, now); !at.IsZero() && (next.IsZero() || at.Before(next)) {
+				next = at
+			}
+		}
+	} else {
+		status = rejectedStatus(pod, nodePortsReason, nodePortsMessage, now)
+		events = append(events, podEvent{warning: true, reason: nodePortsReason, message: nodePortsMessage})
 	}
 	if !statusEqual(&pod.Status, status) {
 		updated := pod.DeepCopy()
@@ -224,6 +281,15 @@ func (k *kubelet) sync(ctx context.Context, key string) (time.Duration, error) {
 			return 0, err
 		}
 		node.emit(pod, events)
+	} else {
+		// The status is as it was; what happened anew is still told.
+		var fresh []podEvent
+		for _, e := range events {
+			if e.anew {
+				fresh = append(fresh, e)
+			}
+		}
+		node.emit(pod, fresh)
 	}
 	if next.IsZero() {
 		return 0, nil
@@ -253,7 +319,11 @@ func (k *kubelet) terminate(ctx context.Context, node *simNode, pod *corev1.Pod,
 			}
 			node.emit(pod, events)
 			if run != nil {
-				run.signal(syscall.SIGTERM)
+				grace := 30 * time.Second
+				if g := pod.DeletionGracePeriodSeconds; g != nil {
+					grace = time.Duration(*g) * time.Second
+				}
+				k.stop(pod, run, grace)
 			}
 		}
 		wait := shutdownTime
@@ -370,6 +440,18 @@ func timingOf(pod *corev1.Pod) (podTiming, error) {
 		t.startAfter = d
 	}
 	return t, nil
+}
+
+// containerTiming is how a container not run by the sandbox runs: one
+// with neither command nor args runs its image's own entrypoint, taken to
+// serve until stopped (nginx, pause...), whatever the restart policy,
+// unless the pod's annotations say otherwise; the others follow the pod's
+// timing.
+func containerTiming(pod *corev1.Pod, c *corev1.Container, t podTiming) podTiming {
+	if _, ok := pod.Annotations[AnnotationExitAfter]; !ok && len(c.Command) == 0 && len(c.Args) == 0 {
+		t.exits = false
+	}
+	return t
 }
 
 // desiredStatus is the pod's status at now, and when it next changes.
@@ -494,7 +576,7 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, e
 		if !initDone {
 			cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}
 		} else {
-			k.stepContainer(pod, c, &cs, timing, now, soon, containerPath(c.Name), events)
+			k.stepContainer(pod, c, &cs, containerTiming(pod, c, timing), now, soon, containerPath(c.Name), events)
 		}
 		switch {
 		case cs.State.Running != nil:
@@ -698,24 +780,60 @@ func backOff(restarts int32) time.Duration {
 
 // probe sets a running container's started and ready from its probes
 // (without a readiness probe, a started container is ready), and kills
-// it when its liveness probe failed.
+// it when its startup or liveness probe failed.
 func (k *kubelet) probe(pod *corev1.Pod, c *corev1.Container, cs *corev1.ContainerStatus, path string, now time.Time, soon func(time.Time)) {
 	node := k.ours(pod)
 	started := k.startedAt(pod, cs)
-	cs.Started = ptr.To(k.probeResult(node, pod, c, cs, path, "Startup", c.StartupProbe, started, now, soon))
-	if !*cs.Started {
+	ok, failed := k.probeResult(node, pod, c, cs, path, "Startup", c.StartupProbe, started, now, soon)
+	cs.Started = ptr.To(ok)
+	if !ok {
 		cs.Ready = false
+		if failed {
+			k.kill(pod, c, cs, path, "startup", now)
+		}
 		return
 	}
-	if !k.probeResult(node, pod, c, cs, path, "Liveness", c.LivenessProbe, started, now, soon) {
-		if p := k.runtimes.get(pod.UID); p != nil {
-			if run := p.run(path, cs.RestartCount); run != nil {
-				node.emit(pod, []podEvent{{path: path, reason: "Killing", message: fmt.Sprintf("Container %s failed liveness probe, will be restarted", c.Name)}})
-				run.Kill()
-			}
+	if _, failed := k.probeResult(node, pod, c, cs, path, "Liveness", c.LivenessProbe, started, now, soon); failed {
+		k.kill(pod, c, cs, path, "liveness", now)
+	}
+	cs.Ready, _ = k.probeResult(node, pod, c, cs, path, "Readiness", c.ReadinessProbe, started, now, soon)
+}
+
+// kill ends a container's run whose probe failed, once, with the
+// kubelet's event: an interpreted one is killed in the sandbox, another
+// ends at now with 137 (as after SIGKILL).
+func (k *kubelet) kill(pod *corev1.Pod, c *corev1.Container, cs *corev1.ContainerStatus, path, probe string, now time.Time) {
+	key := startKey(pod, cs)
+	k.mu.Lock()
+	_, done := k.killed[key]
+	if !done {
+		if k.killed == nil {
+			k.killed = map[string]time.Time{}
+		}
+		k.killed[key] = now
+	}
+	k.mu.Unlock()
+	if done {
+		return
+	}
+	node := k.ours(pod)
+	node.emit(pod, []podEvent{{path: path, reason: "Killing", message: fmt.Sprintf("Container %s failed %s probe, will be restarted", c.Name, probe)}})
+	if p := k.runtimes.get(pod.UID); p != nil {
+		if run := p.run(path, cs.RestartCount); run != nil {
+			run.Kill()
+			return
 		}
 	}
-	cs.Ready = k.probeResult(node, pod, c, cs, path, "Readiness", c.ReadinessProbe, started, now, soon)
+	k.queue.Add(pod.Namespace + "/" + pod.Name)
+}
+
+// killedAt is when a container's current run was killed for a failed
+// probe, if it was.
+func (k *kubelet) killedAt(pod *corev1.Pod, cs *corev1.ContainerStatus) (time.Time, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	at, ok := k.killed[startKey(pod, cs)]
+	return at, ok
 }
 
 func probePassed(p *corev1.Probe, started, now time.Time, soon func(time.Time)) bool {
@@ -733,6 +851,26 @@ func probePassed(p *corev1.Probe, started, now time.Time, soon func(time.Time)) 
 // start puts a container in Running with a new container ID, with the
 // kubelet's events for it.
 func (k *kubelet) start(pod *corev1.Pod, cs *corev1.ContainerStatus, now time.Time, path string, events *[]podEvent) {
+	// Volumes first, then the image, as the kubelet does.
+	if interpretedSpec(pod, path) == nil {
+		if err := k.volumesReady(context.Background(), k.ours(pod), pod); err != nil {
+			k.notStarted(pod, cs, path, err, events)
+			return
+		}
+		if err := k.checkConfig(pod, path); err != nil {
+			k.notStarted(pod, cs, path, err, events)
+			return
+		}
+	} else if _, err := k.podVolumes(context.Background(), k.ours(pod), pod, k.runtimes.getOrCreate(pod)); err != nil {
+		k.notStarted(pod, cs, path, err, events)
+		return
+	}
+	if retry, ok := k.pullImage(pod, cs, path, now, events); !ok {
+		if !retry.IsZero() {
+			k.queue.AddAfter(pod.Namespace+"/"+pod.Name, retry.Sub(now))
+		}
+		return
+	}
 	if c := interpretedSpec(pod, path); c != nil {
 		if err := k.runContainer(context.Background(), k.ours(pod), pod, c, path, cs.RestartCount); err != nil {
 			k.notStarted(pod, cs, path, err, events)
@@ -753,6 +891,14 @@ func (k *kubelet) start(pod *corev1.Pod, cs *corev1.ContainerStatus, now time.Ti
 // interpretedSpec is the spec of the init or regular container at path
 // when the sandbox runs its command (nil otherwise: today's rules).
 func interpretedSpec(pod *corev1.Pod, path string) *corev1.Container {
+	if c := containerSpec(pod, path); c != nil && interpreted(pod, c) {
+		return c
+	}
+	return nil
+}
+
+// containerSpec is the spec of the init or regular container at path.
+func containerSpec(pod *corev1.Pod, path string) *corev1.Container {
 	list := pod.Spec.Containers
 	if strings.HasPrefix(path, "spec.initContainers{") {
 		list = pod.Spec.InitContainers
@@ -761,13 +907,39 @@ func interpretedSpec(pod *corev1.Pod, path string) *corev1.Container {
 	}
 	for i := range list {
 		if c := &list[i]; path == initPath(c.Name) || path == containerPath(c.Name) {
-			if interpreted(pod, c) {
-				return c
-			}
-			return nil
+			return c
 		}
 	}
 	return nil
+}
+
+// checkConfig checks what the kubelet resolves before creating a
+// container the sandbox does not run: the configMaps and secrets its
+// environment reads, its subPaths. Its environment is made only when
+// these need it.
+func (k *kubelet) checkConfig(pod *corev1.Pod, path string) error {
+	c := containerSpec(pod, path)
+	if c == nil {
+		return nil
+	}
+	needsEnv := len(c.EnvFrom) > 0
+	for _, e := range c.Env {
+		if f := e.ValueFrom; f != nil && (f.ConfigMapKeyRef != nil || f.SecretKeyRef != nil) {
+			needsEnv = true
+		}
+	}
+	for _, vm := range c.VolumeMounts {
+		needsEnv = needsEnv || vm.SubPathExpr != ""
+	}
+	var env []string
+	if needsEnv {
+		var err error
+		if env, err = k.containerEnv(context.Background(), k.ours(pod), pod, c); err != nil {
+			return err
+		}
+	}
+	_, err := containerSubPaths(c, env)
+	return err
 }
 
 // notStarted leaves a container waiting for what it lacks (a configMap,
@@ -783,10 +955,18 @@ func (k *kubelet) notStarted(pod *corev1.Pod, cs *corev1.ContainerStatus, path s
 		waiting.Message = strings.TrimPrefix(message, "Error: ")
 	}
 	cs.State = corev1.ContainerState{Waiting: waiting}
+	anew := false
 	if event == "FailedMount" {
 		path = ""
+		k.mu.Lock()
+		if k.mountErrors == nil {
+			k.mountErrors = map[types.UID]string{}
+		}
+		anew = k.mountErrors[pod.UID] != message
+		k.mountErrors[pod.UID] = message
+		k.mu.Unlock()
 	}
-	*events = append(*events, podEvent{warning: true, path: path, reason: event, message: message})
+	*events = append(*events, podEvent{warning: true, path: path, reason: event, message: message, anew: anew})
 	k.queue.AddAfter(pod.Namespace+"/"+pod.Name, time.Second)
 }
 
@@ -809,6 +989,9 @@ func (k *kubelet) ended(pod *corev1.Pod, c *corev1.Container, cs *corev1.Contain
 		}
 		result, ended := run.Result()
 		return int32(result.ExitCode), result.FinishedAt, ended
+	}
+	if at, ok := k.killedAt(pod, cs); ok {
+		return 137, at, true
 	}
 	if !t.exits {
 		return 0, time.Time{}, false
@@ -1003,6 +1186,9 @@ type podEvent struct {
 	warning         bool
 	path            string // the container's field path
 	reason, message string
+	// anew: recorded even when the status did not change (a mount that
+	// fails for another reason).
+	anew bool
 }
 
 // A container's event field path, as the kubelet names it.

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	typedcertificatesv1 "k8s.io/client-go/kubernetes/typed/certificates/v1"
 	typedcoordinationv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
@@ -49,6 +50,7 @@ type simNode struct {
 	podCIDR  *net.IPNet
 	client   nodeClient
 	ips      *ipPool
+	ports    hostPorts // held by the pods this node's kubelet admitted
 	recorder record.EventRecorder
 
 	mu    sync.Mutex
@@ -57,11 +59,12 @@ type simNode struct {
 	lease *coordinationv1.Lease // as last written
 }
 
-// nodeClient is what a simulated kubelet calls: two typed clients over
+// nodeClient is what a simulated kubelet calls: three typed clients over
 // one HTTP client, not the ~50 of a Clientset (17 MB for 1,000 nodes).
 type nodeClient struct {
 	core         typedcorev1.CoreV1Interface
 	coordination typedcoordinationv1.CoordinationV1Interface
+	certificates typedcertificatesv1.CertificatesV1Interface
 }
 
 func newNodeClient(cfg *rest.Config) (nodeClient, error) {
@@ -74,12 +77,19 @@ func newNodeClient(cfg *rest.Config) (nodeClient, error) {
 		return nodeClient{}, err
 	}
 	coordination, err := typedcoordinationv1.NewForConfigAndClient(cfg, hc)
-	return nodeClient{core: core, coordination: coordination}, err
+	if err != nil {
+		return nodeClient{}, err
+	}
+	certificates, err := typedcertificatesv1.NewForConfigAndClient(cfg, hc)
+	return nodeClient{core: core, coordination: coordination, certificates: certificates}, err
 }
 
 func (c nodeClient) CoreV1() typedcorev1.CoreV1Interface { return c.core }
 func (c nodeClient) CoordinationV1() typedcoordinationv1.CoordinationV1Interface {
 	return c.coordination
+}
+func (c nodeClient) CertificatesV1() typedcertificatesv1.CertificatesV1Interface {
+	return c.certificates
 }
 
 // NodeName is the name of the i-th (1-based) simulated node.

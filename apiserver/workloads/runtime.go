@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -66,8 +67,14 @@ type podRuntime struct {
 
 	mu      sync.Mutex
 	volumes map[string]sandbox.Mount // by volume name, made on first start
-	runs    map[string]*containerRuns
-	probes  map[string]*probeState // by probeKey
+	// contents are the files of the volumes the kubelet refreshes, by
+	// volume name, as last written; tokens, the service account tokens
+	// requested, by volume/path; refreshed, when contents were last read.
+	contents  map[string]map[string][]byte
+	tokens    map[string]map[string][]byte
+	refreshed time.Time
+	runs      map[string]*containerRuns
+	probes    map[string]*probeState // by probeKey
 }
 
 // containerRuns are a container's current run and the last one that
@@ -121,7 +128,7 @@ func (r *runtimes) getOrCreate(pod *corev1.Pod) *podRuntime {
 			hostname = pod.Spec.Hostname
 		}
 		p = &podRuntime{world: sandbox.NewPod(sandbox.PodConfig{Hostname: hostname, Hosts: hostsFile(pod, hostname)}),
-			runs: map[string]*containerRuns{}}
+			runs: map[string]*containerRuns{}, contents: map[string]map[string][]byte{}, tokens: map[string]map[string][]byte{}}
 		r.pods[pod.UID] = p
 	}
 	return p
@@ -196,6 +203,38 @@ func (p *podRuntime) started(fieldPath string, restartCount int32, c *sandbox.Co
 	r.current, r.restartCount = c, restartCount
 }
 
+// token is the service account token file kept under key, requested by
+// get the first time.
+func (p *podRuntime) token(key string, get func() (map[string][]byte, error)) (map[string][]byte, error) {
+	p.mu.Lock()
+	files, ok := p.tokens[key]
+	p.mu.Unlock()
+	if ok {
+		return files, nil
+	}
+	files, err := get()
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	p.tokens[key] = files
+	p.mu.Unlock()
+	return files, nil
+}
+
+// current are the containers' current runs, by field path.
+func (p *podRuntime) current() map[string]*sandbox.Container {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	runs := map[string]*sandbox.Container{}
+	for path, r := range p.runs {
+		if r.current != nil {
+			runs[path] = r.current
+		}
+	}
+	return runs
+}
+
 // signal delivers sig to every running container.
 func (p *podRuntime) signal(sig syscall.Signal) {
 	p.mu.Lock()
@@ -240,15 +279,56 @@ func (k *kubelet) runContainer(ctx context.Context, node *simNode, pod *corev1.P
 	if err != nil {
 		return err
 	}
+	env, err := k.containerEnv(ctx, node, pod, c)
+	if err != nil {
+		return err
+	}
+	subPaths, err := containerSubPaths(c, env)
+	if err != nil {
+		return err
+	}
+	var fsMounts []sandbox.Mount
+	for i, vm := range c.VolumeMounts {
+		m, ok := mounts[vm.Name]
+		if !ok {
+			continue
+		}
+		m.Path, m.ReadOnly = vm.MountPath, m.ReadOnly || vm.ReadOnly
+		m.SubPath = path.Join(m.SubPath, subPaths[i])
+		fsMounts = append(fsMounts, m)
+	}
+	command, args := sandbox.ExpandCommand(c, env)
+	argv := sandbox.Argv(nil, imageShells[imageName(c.Image)], command, args)
+	key := pod.Namespace + "/" + pod.Name
+	fsys := p.world.NewFS(fsMounts...)
+	if sc := c.SecurityContext; sc != nil && sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem {
+		fsys.ReadOnlyRoot()
+	}
+	run, err := p.world.Start(sandbox.ContainerConfig{
+		Argv: argv, Env: env, WorkingDir: c.WorkingDir, FS: fsys,
+		SharedProcessNamespace: pod.Spec.ShareProcessNamespace != nil && *pod.Spec.ShareProcessNamespace,
+		OnExit:                 func(sandbox.Result) { k.queue.Add(key) },
+	})
+	if err != nil {
+		return &startError{reason: "RunContainerError", event: "Failed", message: "Error: " + err.Error()}
+	}
+	p.started(fieldPath, restartCount, run)
+	k.postStart(pod, c, fieldPath, run)
+	return nil
+}
+
+// containerEnv is the container's environment as the kubelet makes it, or
+// its CreateContainerConfigError.
+func (k *kubelet) containerEnv(ctx context.Context, node *simNode, pod *corev1.Pod, c *corev1.Container) ([]string, error) {
 	lookupCM := func(name string) (map[string]string, bool) {
-		cm, err := k.api.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, name, metav1.GetOptions{ResourceVersion: "0"})
+		cm, err := k.configMap(ctx, pod.Namespace, name)
 		if err != nil {
 			return nil, false
 		}
 		return cm.Data, true
 	}
 	lookupSecret := func(name string) (map[string][]byte, bool) {
-		s, err := k.api.CoreV1().Secrets(pod.Namespace).Get(ctx, name, metav1.GetOptions{ResourceVersion: "0"})
+		s, err := k.secret(ctx, pod.Namespace, name)
 		if err != nil {
 			return nil, false
 		}
@@ -258,7 +338,7 @@ func (k *kubelet) runContainer(ctx context.Context, node *simNode, pod *corev1.P
 	for _, ns := range []string{pod.Namespace, metav1.NamespaceDefault} {
 		list, err := k.api.CoreV1().Services(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for i := range list.Items {
 			services = append(services, &list.Items[i])
@@ -276,31 +356,23 @@ func (k *kubelet) runContainer(ctx context.Context, node *simNode, pod *corev1.P
 		Services:        sandbox.ServiceEnv(pod.Namespace, links, services),
 	})
 	if err != nil {
-		return &startError{reason: "CreateContainerConfigError", event: "Failed", message: "Error: " + err.Error()}
+		return nil, &startError{reason: "CreateContainerConfigError", event: "Failed", message: "Error: " + err.Error()}
 	}
-	var fsMounts []sandbox.Mount
-	for _, vm := range c.VolumeMounts {
-		m, ok := mounts[vm.Name]
-		if !ok {
-			continue
+	return env, nil
+}
+
+// containerSubPaths are the subPaths of the container's volume mounts, in
+// order, or the kubelet's CreateContainerConfigError for the first bad one.
+func containerSubPaths(c *corev1.Container, env []string) ([]string, error) {
+	subPaths := make([]string, len(c.VolumeMounts))
+	for i, vm := range c.VolumeMounts {
+		sp, err := sandbox.SubPath(vm, env)
+		if err != nil {
+			return nil, &startError{reason: "CreateContainerConfigError", event: "Failed", message: "Error: " + err.Error()}
 		}
-		m.Path, m.ReadOnly = vm.MountPath, m.ReadOnly || vm.ReadOnly
-		m.SubPath = path.Join(m.SubPath, vm.SubPath)
-		fsMounts = append(fsMounts, m)
+		subPaths[i] = sp
 	}
-	command, args := sandbox.ExpandCommand(c, env)
-	argv := sandbox.Argv(nil, imageShells[imageName(c.Image)], command, args)
-	key := pod.Namespace + "/" + pod.Name
-	run, err := p.world.Start(sandbox.ContainerConfig{
-		Argv: argv, Env: env, WorkingDir: c.WorkingDir, FS: p.world.NewFS(fsMounts...),
-		SharedProcessNamespace: pod.Spec.ShareProcessNamespace != nil && *pod.Spec.ShareProcessNamespace,
-		OnExit:                 func(sandbox.Result) { k.queue.Add(key) },
-	})
-	if err != nil {
-		return &startError{reason: "RunContainerError", event: "Failed", message: "Error: " + err.Error()}
-	}
-	p.started(fieldPath, restartCount, run)
-	return nil
+	return subPaths, nil
 }
 
 // podVolumes makes the pod's volumes once: emptyDirs shared by its
@@ -315,8 +387,6 @@ func (k *kubelet) podVolumes(ctx context.Context, node *simNode, pod *corev1.Pod
 	}
 	mounts := map[string]sandbox.Mount{}
 	for _, v := range pod.Spec.Volumes {
-		var files map[string][]byte
-		var err error
 		switch {
 		case v.EmptyDir != nil:
 			mounts[v.Name] = sandbox.Mount{Tree: p.world.EmptyDir(v.Name)}
@@ -324,27 +394,73 @@ func (k *kubelet) podVolumes(ctx context.Context, node *simNode, pod *corev1.Pod
 		case v.HostPath != nil:
 			mounts[v.Name] = sandbox.Mount{Tree: k.runtimes.hostTree(node.name), SubPath: v.HostPath.Path}
 			continue
-		case v.ConfigMap != nil:
-			files, err = k.configMapFiles(ctx, pod.Namespace, v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.Optional)
-		case v.Secret != nil:
-			files, err = k.secretFiles(ctx, pod.Namespace, v.Secret.SecretName, v.Secret.Items, v.Secret.Optional)
-		case v.DownwardAPI != nil:
-			files, err = downwardFiles(pod, node, k.m.capacity(), v.DownwardAPI.Items)
-		case v.Projected != nil:
-			files, err = k.projectedFiles(ctx, node, pod, v.Projected.Sources)
-		default:
-			continue // a persistent volume: nothing to mount in the sandbox
 		}
+		files, ok, err := k.volumeContents(ctx, node, pod, &v, p)
 		if err != nil {
-			return nil, &startError{reason: "ContainerCreating", event: "FailedMount",
-				message: fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", v.Name, err)}
+			return nil, err
 		}
-		mounts[v.Name] = sandbox.Mount{Tree: sandbox.ReadOnlyFiles(files), ReadOnly: true}
+		if ok {
+			mounts[v.Name] = sandbox.Mount{Tree: sandbox.ReadOnlyFiles(files), ReadOnly: true}
+			p.mu.Lock()
+			p.contents[v.Name] = files
+			p.mu.Unlock()
+		}
 	}
 	p.mu.Lock()
 	p.volumes = mounts
 	p.mu.Unlock()
 	return mounts, nil
+}
+
+// volumesReady checks, once, that the volumes of a pod the sandbox does
+// not run could be mounted: what they need exists (a non-optional
+// configMap, secret or ClusterTrustBundle; an issued pod certificate).
+// Service account tokens are not requested for it.
+func (k *kubelet) volumesReady(ctx context.Context, node *simNode, pod *corev1.Pod) error {
+	k.mu.Lock()
+	_, done := k.mounted[pod.UID]
+	k.mu.Unlock()
+	if done {
+		return nil
+	}
+	for i := range pod.Spec.Volumes {
+		if _, _, err := k.volumeContents(ctx, node, pod, &pod.Spec.Volumes[i], nil); err != nil {
+			return err
+		}
+	}
+	k.mu.Lock()
+	if k.mounted == nil {
+		k.mounted = map[types.UID]struct{}{}
+	}
+	k.mounted[pod.UID] = struct{}{}
+	k.mu.Unlock()
+	return nil
+}
+
+// volumeContents are the files of a configMap, secret, downwardAPI or
+// projected volume (ok false for other kinds), or the kubelet's
+// FailedMount error; service account tokens are requested, and kept, for
+// the pod runtime p only (nil: none).
+func (k *kubelet) volumeContents(ctx context.Context, node *simNode, pod *corev1.Pod, v *corev1.Volume, p *podRuntime) (map[string][]byte, bool, error) {
+	var files map[string][]byte
+	var err error
+	switch {
+	case v.ConfigMap != nil:
+		files, err = k.configMapFiles(ctx, pod.Namespace, v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.Optional)
+	case v.Secret != nil:
+		files, err = k.secretFiles(ctx, pod.Namespace, v.Secret.SecretName, v.Secret.Items, v.Secret.Optional)
+	case v.DownwardAPI != nil:
+		files, err = downwardFiles(pod, node, k.m.capacity(), v.DownwardAPI.Items)
+	case v.Projected != nil:
+		files, err = k.projectedFiles(ctx, node, pod, v.Name, v.Projected.Sources, p)
+	default:
+		return nil, false, nil // emptyDir, hostPath, a persistent volume: nothing to fetch
+	}
+	if err != nil {
+		return nil, false, &startError{reason: "ContainerCreating", event: "FailedMount",
+			message: fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", v.Name, err)}
+	}
+	return files, true, nil
 }
 
 // volumeFiles are a configMap's or secret's keys as a volume presents
@@ -379,7 +495,7 @@ func volumeFiles(kind, name string, items []corev1.KeyToPath, optional *bool, ge
 
 func (k *kubelet) configMapFiles(ctx context.Context, ns, name string, items []corev1.KeyToPath, optional *bool) (map[string][]byte, error) {
 	return volumeFiles("configmap", name, items, optional, func() (map[string][]byte, error) {
-		cm, err := k.api.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{ResourceVersion: "0"})
+		cm, err := k.configMap(ctx, ns, name)
 		if err != nil {
 			return nil, err
 		}
@@ -396,7 +512,7 @@ func (k *kubelet) configMapFiles(ctx context.Context, ns, name string, items []c
 
 func (k *kubelet) secretFiles(ctx context.Context, ns, name string, items []corev1.KeyToPath, optional *bool) (map[string][]byte, error) {
 	return volumeFiles("secret", name, items, optional, func() (map[string][]byte, error) {
-		s, err := k.api.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{ResourceVersion: "0"})
+		s, err := k.secret(ctx, ns, name)
 		if err != nil {
 			return nil, err
 		}
@@ -441,8 +557,10 @@ func downwardFiles(pod *corev1.Pod, node *simNode, alloc corev1.ResourceList, it
 }
 
 // projectedFiles are a projected volume's files, its sources merged; a
-// service account token is a real one from the TokenRequest API.
-func (k *kubelet) projectedFiles(ctx context.Context, node *simNode, pod *corev1.Pod, sources []corev1.VolumeProjection) (map[string][]byte, error) {
+// service account token is a real one from the TokenRequest API (for a
+// pod runtime p, which keeps it), a pod certificate one issued through a
+// PodCertificateRequest.
+func (k *kubelet) projectedFiles(ctx context.Context, node *simNode, pod *corev1.Pod, volume string, sources []corev1.VolumeProjection, p *podRuntime) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	add := func(more map[string][]byte, err error) error {
 		for p, v := range more {
@@ -450,7 +568,7 @@ func (k *kubelet) projectedFiles(ctx context.Context, node *simNode, pod *corev1
 		}
 		return err
 	}
-	for _, s := range sources {
+	for i, s := range sources {
 		var err error
 		switch {
 		case s.ConfigMap != nil:
@@ -459,8 +577,14 @@ func (k *kubelet) projectedFiles(ctx context.Context, node *simNode, pod *corev1
 			err = add(k.secretFiles(ctx, pod.Namespace, s.Secret.Name, s.Secret.Items, s.Secret.Optional))
 		case s.DownwardAPI != nil:
 			err = add(downwardFiles(pod, node, k.m.capacity(), s.DownwardAPI.Items))
-		case s.ServiceAccountToken != nil:
-			err = add(k.serviceAccountToken(ctx, pod, s.ServiceAccountToken))
+		case s.ServiceAccountToken != nil && p != nil:
+			err = add(p.token(volume+"/"+s.ServiceAccountToken.Path, func() (map[string][]byte, error) {
+				return k.serviceAccountToken(ctx, pod, s.ServiceAccountToken)
+			}))
+		case s.ClusterTrustBundle != nil:
+			err = add(k.trustBundleFiles(ctx, s.ClusterTrustBundle))
+		case s.PodCertificate != nil:
+			err = add(k.podCertificateFiles(ctx, node, pod, volume, i, s.PodCertificate))
 		}
 		if err != nil {
 			return nil, err
@@ -488,4 +612,54 @@ func (k *kubelet) serviceAccountToken(ctx context.Context, pod *corev1.Pod, p *c
 		return nil, fmt.Errorf("failed to fetch token: %w", err)
 	}
 	return map[string][]byte{p.Path: []byte(tr.Status.Token)}, nil
+}
+
+// volumeRefreshPeriod is how often a running pod's configMap, secret,
+// downwardAPI and projected volumes are read again (kube's kubelet: its
+// sync period, a minute, plus its cache's TTL).
+var volumeRefreshPeriod = 5 * time.Second
+
+// refreshVolumes writes again the volumes whose contents changed since
+// they were last written, as the kubelet updates mounted configMaps,
+// secrets and downward API files; a source that cannot be read keeps what
+// it had. It returns when to look again (zero: the pod has none).
+func (k *kubelet) refreshVolumes(ctx context.Context, node *simNode, pod *corev1.Pod, p *podRuntime, now time.Time) time.Time {
+	p.mu.Lock()
+	if len(p.contents) == 0 || p.volumes == nil {
+		p.mu.Unlock()
+		return time.Time{}
+	}
+	if p.refreshed.IsZero() {
+		p.refreshed = now // made just now
+	}
+	next := p.refreshed.Add(volumeRefreshPeriod)
+	if now.Before(next) {
+		p.mu.Unlock()
+		return next
+	}
+	p.refreshed = now
+	p.mu.Unlock()
+	for i := range pod.Spec.Volumes {
+		v := &pod.Spec.Volumes[i]
+		p.mu.Lock()
+		old, refreshed := p.contents[v.Name]
+		tree := p.volumes[v.Name].Tree
+		p.mu.Unlock()
+		if !refreshed || tree == nil {
+			continue
+		}
+		files, ok, err := k.volumeContents(ctx, node, pod, v, p)
+		if err != nil || !ok || filesEqual(files, old) {
+			continue
+		}
+		tree.SetFiles(files)
+		p.mu.Lock()
+		p.contents[v.Name] = files
+		p.mu.Unlock()
+	}
+	return now.Add(volumeRefreshPeriod)
+}
+
+func filesEqual(a, b map[string][]byte) bool {
+	return maps.EqualFunc(a, b, func(x, y []byte) bool { return string(x) == string(y) })
 }

@@ -46,6 +46,9 @@ type Options struct {
 	SchedulerConfig *SchedulerConfig
 	// ClusterName makes node IDs differ between instances.
 	ClusterName string
+	// UnpullableImages are patterns of images whose pulls fail (see
+	// NewImagePolicy), besides those at reserved registry names.
+	UnpullableImages []string
 	// Config is the admin's; each component gets a copy with its own
 	// user agent.
 	Config *rest.Config
@@ -62,6 +65,7 @@ type Machinery struct {
 	opts   Options
 	logger *slog.Logger
 	bootID string
+	images *ImagePolicy
 
 	synced  atomic.Bool
 	running atomic.Bool
@@ -92,7 +96,11 @@ func New(opts Options) (*Machinery, error) {
 	if err := CheckNodes(opts.Nodes, opts.NodeCapacity, opts.ClusterCIDR, opts.NodeCIDRMaskSize); err != nil {
 		return nil, err
 	}
-	return &Machinery{opts: opts, logger: opts.Logger, bootID: string(utilrand.String(8)) + "-" + fmt.Sprint(time.Now().Unix())}, nil
+	images, err := NewImagePolicy(opts.UnpullableImages)
+	if err != nil {
+		return nil, err
+	}
+	return &Machinery{opts: opts, logger: opts.Logger, images: images, bootID: string(utilrand.String(8)) + "-" + fmt.Sprint(time.Now().Unix())}, nil
 }
 
 // The pod network's defaults: kind's and kube-controller-manager's.

@@ -61,6 +61,12 @@ type Dashboard struct {
 	redrawGen      int  // identifies the scheduled redraw; bumped to cancel it
 	ready          bool
 
+	// The traffic panel, once ready: its lines on screen (Live) and when
+	// Plain mode last printed it.
+	panelLines  int
+	panel       string
+	lastTraffic time.Time
+
 	now func() time.Time // replaceable in tests
 	// size reports the terminal's columns and rows (0, 0 when unknown).
 	size func() (width, height int)
@@ -167,7 +173,7 @@ func (d *Dashboard) Event(msg string) {
 		d.drawTable()
 		return
 	}
-	io.WriteString(d.out, line)
+	d.writeAbovePanel(line)
 }
 
 // recordStates remembers each row's state and returns the rows that are new
@@ -194,7 +200,7 @@ func (d *Dashboard) writeLines(rows []Row, s Snapshot) {
 	for _, r := range rows {
 		b.WriteString(renderLine(r, c, d.styles))
 	}
-	io.WriteString(d.out, b.String())
+	d.writeAbovePanel(b.String())
 }
 
 // drawTable replaces the table on screen with the latest snapshot.

@@ -94,9 +94,9 @@ func init() {
 		"head": cmdHead, "tail": cmdTail, "cp": cmdCp, "mv": cmdMv, "tee": cmdTee,
 		"seq": cmdSeq, "id": cmdID, "whoami": cmdWhoami, "basename": cmdBasename,
 		"dirname": cmdDirname, "base64": cmdBase64, "uname": cmdUname, "chmod": cmdChmod,
-		"which": cmdWhich,
-		"sync":  func(*command, []string) int { return 0 },
-		"sh":    cmdShell, "bash": cmdShell, "ash": cmdShell, "dash": cmdShell,
+		"which": cmdWhich, "expr": cmdExpr,
+		"sync": func(*command, []string) int { return 0 },
+		"sh":   cmdShell, "bash": cmdShell, "ash": cmdShell, "dash": cmdShell,
 		"busybox": cmdBusybox,
 		"echo":    cmdEcho, "printf": cmdPrintf,
 		// nil: the interpreter's own, when run by path (/bin/true) or
@@ -159,7 +159,7 @@ func (p *process) dispatch(c *command, args []string) int {
 		c.name = "printf"
 		return cmdPrintf(c, args[1:])
 	case refusedCommand:
-		fmt.Fprintf(c.stderr, "sh: %s: %s\n", args[1], args[2])
+		fmt.Fprintf(c.stderr, c.proc.shellName()+": %s: %s\n", args[1], args[2])
 		return 2
 	}
 	if strings.Contains(name, "/") {
@@ -168,7 +168,7 @@ func (p *process) dispatch(c *command, args []string) int {
 			return p.runFile(c, full, args)
 		}
 		if !hasProgram(full) {
-			fmt.Fprintf(c.stderr, "sh: %s: not found\n", name)
+			fmt.Fprintf(c.stderr, c.proc.shellName()+": %s: not found\n", name)
 			return 127
 		}
 		name = path.Base(full)
@@ -177,7 +177,7 @@ func (p *process) dispatch(c *command, args []string) int {
 	}
 	fn, ok := builtins[name]
 	if !ok {
-		fmt.Fprintf(c.stderr, "sh: %s: not found\n", name)
+		fmt.Fprintf(c.stderr, c.proc.shellName()+": %s: not found\n", name)
 		return 127
 	}
 	args = append([]string{name}, args[1:]...)
@@ -210,16 +210,16 @@ func (p *process) lookPath(c *command, name string) string {
 func (p *process) runFile(c *command, full string, args []string) int {
 	info, err := p.fs.Stat(full)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "sh: %s: not found\n", args[0])
+		fmt.Fprintf(c.stderr, c.proc.shellName()+": %s: not found\n", args[0])
 		return 127
 	}
 	if info.IsDir() || info.Mode().Perm()&0o111 == 0 {
-		fmt.Fprintf(c.stderr, "sh: %s: Permission denied\n", args[0])
+		fmt.Fprintf(c.stderr, c.proc.shellName()+": %s: Permission denied\n", args[0])
 		return 126
 	}
 	data, err := p.fs.ReadFile(full)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "sh: %s: %s\n", args[0], errText(err))
+		fmt.Fprintf(c.stderr, c.proc.shellName()+": %s: %s\n", args[0], errText(err))
 		return 126
 	}
 	if first, _, _ := strings.Cut(string(data), "\n"); strings.HasPrefix(first, "#!") {
@@ -232,7 +232,7 @@ func (p *process) runFile(c *command, full string, args []string) int {
 			if len(fields) > 0 {
 				interpName = fields[0]
 			}
-			fmt.Fprintf(c.stderr, "sh: %s: not found\n", interpName)
+			fmt.Fprintf(c.stderr, c.proc.shellName()+": %s: not found\n", interpName)
 			return 127
 		}
 	}
@@ -337,12 +337,12 @@ func (p *process) cmdSource(c *command, args []string) int {
 	}
 	data, err := p.fs.ReadFile(full)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "sh: .: can't open '%s': %s\n", args[0], errText(err))
+		fmt.Fprintf(c.stderr, c.proc.shellName()+": .: can't open '%s': %s\n", args[0], errText(err))
 		return 2
 	}
 	src, err := sanitizedSource(string(data))
 	if err != nil {
-		fmt.Fprintf(c.stderr, "sh: %s: %v\n", args[0], err)
+		fmt.Fprintf(c.stderr, c.proc.shellName()+": %s: %v\n", args[0], err)
 		return 2
 	}
 	c.builtinErr = c.hc.Builtin(c.ctx, []string{"eval", src})

@@ -188,6 +188,7 @@ func (p *Pod) Start(cfg ContainerConfig) (*Container, error) {
 			cfg.Stdin = nil
 		}
 		c.program.Name = inv.name
+		c.proc.shell = inv.name
 		params = inv.runnerParams()
 	} else {
 		c.program = commandProgram(argv)

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"net"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -277,11 +278,7 @@ func resourceValue(ref *v1.ResourceFieldSelector, container *v1.Container, src E
 // ExpandCommand expands $(VAR) in a container's command and args with its
 // environment, as the kubelet does before starting it.
 func ExpandCommand(container *v1.Container, env []string) (command, args []string) {
-	vars := map[string]string{}
-	for _, kv := range env {
-		name, value, _ := strings.Cut(kv, "=")
-		vars[name] = value
-	}
+	vars := envMap(env)
 	lookup := func(name string) (string, bool) {
 		v, ok := vars[name]
 		return v, ok
@@ -293,6 +290,48 @@ func ExpandCommand(container *v1.Container, env []string) (command, args []strin
 		args = append(args, Expand(a, lookup))
 	}
 	return command, args
+}
+
+// SubPath is a volume mount's subPath as the kubelet resolves it: its
+// subPathExpr expanded with the environment (every variable it names must
+// have a value), never absolute, never stepping out with "..".
+func SubPath(mount v1.VolumeMount, env []string) (string, error) {
+	subPath := mount.SubPath
+	if mount.SubPathExpr != "" {
+		vars := envMap(env)
+		var missing []string
+		subPath = Expand(mount.SubPathExpr, func(name string) (string, bool) {
+			v, ok := vars[name]
+			if v == "" && !slices.Contains(missing, name) {
+				missing = append(missing, name)
+			}
+			return v, ok
+		})
+		if len(missing) > 0 {
+			slices.Sort(missing)
+			return "", fmt.Errorf("missing value for %s", strings.Join(missing, ", "))
+		}
+	}
+	if subPath == "" {
+		return "", nil
+	}
+	if path.IsAbs(subPath) {
+		return "", fmt.Errorf("error SubPath `%s` must not be an absolute path", subPath)
+	}
+	if slices.Contains(strings.Split(subPath, "/"), "..") {
+		return "", fmt.Errorf("unable to provision SubPath `%s`: must not contain '..'", subPath)
+	}
+	return subPath, nil
+}
+
+// envMap is "NAME=value" pairs by name.
+func envMap(env []string) map[string]string {
+	vars := make(map[string]string, len(env))
+	for _, kv := range env {
+		name, value, _ := strings.Cut(kv, "=")
+		vars[name] = value
+	}
+	return vars
 }
 
 // envName is a service name as an environment variable prefix.

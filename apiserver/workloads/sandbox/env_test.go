@@ -231,3 +231,32 @@ func TestEnvironmentInAContainer(t *testing.T) {
 		t.Errorf("code %d log %q", res.ExitCode, out)
 	}
 }
+
+// A volume mount's subPath as the kubelet resolves it: subPathExpr
+// expanded, every variable set, never absolute, never "..".
+func TestSubPath(t *testing.T) {
+	env := []string{"POD=web-0", "ABS=/etc", "UP=..", "EMPTY="}
+	for _, tc := range []struct {
+		mount   v1.VolumeMount
+		want    string
+		wantErr string
+	}{
+		{mount: v1.VolumeMount{}, want: ""},
+		{mount: v1.VolumeMount{SubPath: "data"}, want: "data"},
+		{mount: v1.VolumeMount{SubPathExpr: "logs/$(POD)"}, want: "logs/web-0"},
+		{mount: v1.VolumeMount{SubPathExpr: "$$(POD)"}, want: "$(POD)"},
+		{mount: v1.VolumeMount{SubPathExpr: "$(ABS)"}, wantErr: "error SubPath `/etc` must not be an absolute path"},
+		{mount: v1.VolumeMount{SubPath: "/etc"}, wantErr: "error SubPath `/etc` must not be an absolute path"},
+		{mount: v1.VolumeMount{SubPathExpr: "a/$(UP)/b"}, wantErr: "unable to provision SubPath `a/../b`: must not contain '..'"},
+		{mount: v1.VolumeMount{SubPathExpr: "$(UNSET)/$(EMPTY)/$(POD)"}, wantErr: "missing value for EMPTY, UNSET"},
+		{mount: v1.VolumeMount{SubPathExpr: "a..b"}, want: "a..b"},
+	} {
+		got, err := SubPath(tc.mount, env)
+		switch {
+		case tc.wantErr != "" && (err == nil || err.Error() != tc.wantErr):
+			t.Errorf("%+v: error %v, want %q", tc.mount, err, tc.wantErr)
+		case tc.wantErr == "" && (err != nil || got != tc.want):
+			t.Errorf("%+v: %q, %v; want %q", tc.mount, got, err, tc.want)
+		}
+	}
+}

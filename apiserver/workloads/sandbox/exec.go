@@ -68,6 +68,7 @@ func (p *Pod) Exec(ctx context.Context, cfg ExecConfig) (int, error) {
 	}
 	if inv.program != nil {
 		inv.program.Name = inv.name
+		proc.shell = inv.name
 		r, err := proc.newRunner(env, cfg.WorkingDir, inv.runnerParams(), shellIO{stdin, stdout, stderr})
 		if err != nil {
 			return 0, err

@@ -131,6 +131,7 @@ func cmdShell(c *command, args []string) int {
 		sio.stdin = nil
 	}
 	program.Name = inv.name
+	child.shell = inv.name
 	r, err := child.newRunner(exported(c.hc.Env), c.hc.Dir, nil, sio)
 	if err == nil {
 		err = interp.Params(inv.runnerParams()...)(r)

@@ -127,3 +127,12 @@ func (p *Pod) NewFS(mounts ...Mount) *FS {
 	slices.SortStableFunc(f.mounts, func(a, b Mount) int { return cmp.Compare(len(b.Path), len(a.Path)) })
 	return f
 }
+
+// ReadOnlyRoot makes the filesystem's root read-only, its mounts as they
+// are (a container's securityContext.readOnlyRootFilesystem).
+func (f *FS) ReadOnlyRoot() *FS {
+	f.root.mu.Lock()
+	f.root.readOnly = true
+	f.root.mu.Unlock()
+	return f
+}

@@ -33,6 +33,17 @@ type process struct {
 	traps map[string]string // signal (TERM, INT...) → trap command
 	// loopGoesOn is what a stepped loop's condition last said.
 	loopGoesOn bool
+	// shell is the $0 of the shell this process runs ("/bin/sh" when
+	// started as /bin/sh -c): busybox's sh begins its error lines with it.
+	shell string
+}
+
+// shellName is what the process's error lines begin with.
+func (p *process) shellName() string {
+	if p.shell == "" {
+		return "sh"
+	}
+	return p.shell
 }
 
 // takeLoopCondition returns what the last loop condition said.
@@ -209,7 +220,15 @@ func (p *process) open(ctx context.Context, name string, flag int, perm os.FileM
 	case "/dev/stdin", "/proc/self/fd/0":
 		return nopCloser{r: stdinOf(hc)}, nil
 	}
-	return p.fs.OpenFile(absPath(hc.Dir, name), flag, perm)
+	f, err := p.fs.OpenFile(absPath(hc.Dir, name), flag, perm)
+	if err != nil {
+		// As busybox's sh reports a redirection it cannot make.
+		if flag&(os.O_WRONLY|os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_TRUNC) != 0 {
+			return nil, &os.PathError{Op: p.shellName() + ": can't create", Path: name, Err: errors.New(errText(err))}
+		}
+		return nil, &os.PathError{Op: p.shellName() + ": can't open", Path: "'" + name + "'", Err: errors.New(errText(err))}
+	}
+	return f, nil
 }
 
 // stdinOf is a handler's standard input, nil when there is none (the

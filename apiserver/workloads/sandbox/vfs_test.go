@@ -164,3 +164,21 @@ func TestLogFormatOptions(t *testing.T) {
 		}
 	}
 }
+
+// A read-only root (readOnlyRootFilesystem) refuses writes as busybox
+// reports them, its error lines beginning with the shell's name as it was
+// started (/bin/sh here, sh when started as sh); its mounts and devices
+// still take them.
+func TestReadOnlyRoot(t *testing.T) {
+	pod, clk := newTestPod(t)
+	fsys := pod.NewFS(Mount{Tree: pod.EmptyDir("work"), Path: "/work"}).ReadOnlyRoot()
+	res, out := run(t, pod, clk, ContainerConfig{FS: fsys, Argv: []string{"/bin/sh", "-c",
+		"echo test > /file; echo $?; echo ok > /work/f && cat /work/f; echo gone > /dev/null && echo null"}})
+	if res.ExitCode != 0 || out != "/bin/sh: can't create /file: Read-only file system\n1\nok\nnull\n" {
+		t.Errorf("exit %d, log %q", res.ExitCode, out)
+	}
+	res, out = run(t, pod, clk, ContainerConfig{FS: fsys, Argv: []string{"sh", "-c", "echo test > /file; sh -c 'nope'"}})
+	if res.ExitCode != 127 || out != "sh: can't create /file: Read-only file system\nsh: nope: not found\n" {
+		t.Errorf("started as sh: exit %d, log %q", res.ExitCode, out)
+	}
+}

@@ -63,11 +63,69 @@ func (e *evictions) evict(ctx context.Context, namespace, name string, obj runti
 		if err != nil {
 			return nil, err
 		}
+		marked, err := e.markDisruptionTarget(ctx, pod, deleteOpts)
+		if err != nil {
+			return nil, err
+		}
+		if p := deleteOpts.Preconditions; p != nil && p.ResourceVersion != nil && *p.ResourceVersion != "" && marked != nil {
+			// The condition was this eviction's own write.
+			rv := marked.ResourceVersion
+			deleteOpts.Preconditions = &metav1.Preconditions{UID: p.UID, ResourceVersion: &rv}
+		}
 		if _, _, err := e.pods.Delete(ctx, namespace, name, &deleteOpts); err != nil {
 			return nil, err
 		}
 		return &metav1.Status{Status: metav1.StatusSuccess, Code: http.StatusCreated}, nil
 	}
+}
+
+// markDisruptionTarget gives a pod about to be evicted kube's
+// DisruptionTarget condition (EvictionByEvictionAPI) through its status, as
+// kube's eviction does before the delete: the kubelet keeps it in the
+// final status, and a Job's pod failure policy can tell an eviction from a
+// failure by it.
+func (e *evictions) markDisruptionTarget(ctx context.Context, pod *corev1.Pod, opts metav1.DeleteOptions) (*corev1.Pod, error) {
+	if len(opts.DryRun) > 0 || pod.DeletionTimestamp != nil {
+		return nil, nil
+	}
+	updated, _, err := e.pods.Update(admission.WithoutAdmission(ctx), pod.Namespace, pod.Name, "status",
+		func(_ context.Context, current runtime.Object) (runtime.Object, error) {
+			latest := current.(*corev1.Pod).DeepCopy()
+			if p := opts.Preconditions; p != nil && ((p.UID != nil && *p.UID != latest.UID) ||
+				(p.ResourceVersion != nil && *p.ResourceVersion != "" && *p.ResourceVersion != latest.ResourceVersion)) {
+				return nil, apierrors.NewConflict(corev1.Resource("pods"), latest.Name,
+					fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
+			}
+			setCondition(&latest.Status, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+				Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting"})
+			return latest, nil
+		}, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	marked, _ := updated.(*corev1.Pod)
+	return marked, nil
+}
+
+// setCondition sets c in status, its transition time kept unless its
+// status changes, as kube's UpdatePodCondition.
+func setCondition(status *corev1.PodStatus, c corev1.PodCondition) {
+	now := metav1.Now()
+	for i := range status.Conditions {
+		old := &status.Conditions[i]
+		if old.Type != c.Type {
+			continue
+		}
+		c.LastTransitionTime = old.LastTransitionTime
+		if old.Status != c.Status {
+			c.LastTransitionTime = now
+		}
+		c.LastProbeTime = old.LastProbeTime
+		*old = c
+		return
+	}
+	c.LastTransitionTime = now
+	status.Conditions = append(status.Conditions, c)
 }
 
 // takeDisruption checks the pod's budget and records the disruption in its

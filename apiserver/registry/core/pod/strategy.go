@@ -1,12 +1,17 @@
 // Package pod is kube's pod strategy where it differs from the generic
-// store's: graceful deletion and what a status write may change.
+// store's: graceful deletion, what a status write may change, and its
+// validation (kube's own).
 package pod
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/devplane/devplane/apiserver/kubevalidation"
 	"github.com/devplane/devplane/apiserver/registry"
 )
 
@@ -15,6 +20,14 @@ func Configure(s *registry.Strategy) {
 	s.PrepareStatusUpdate = prepareStatusUpdate
 	s.StatusResetFields = []string{"metadata.deletionTimestamp", "metadata.ownerReferences"}
 	s.CheckGracefulDelete = checkGracefulDelete
+	s.ValidateStatusUpdate = func(obj, old runtime.Object) field.ErrorList {
+		pod, ok1 := obj.(*corev1.Pod)
+		prev, ok2 := old.(*corev1.Pod)
+		if !ok1 || !ok2 {
+			return field.ErrorList{field.InternalError(nil, fmt.Errorf("pod status update of %T from %T", obj, old))}
+		}
+		return kubevalidation.PodStatusUpdate(pod, prev)
+	}
 }
 
 // prepareStatusUpdate: owner references are not the kubelet's to change

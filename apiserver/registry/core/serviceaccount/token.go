@@ -6,6 +6,7 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,7 +21,8 @@ import (
 )
 
 // InstallToken serves serviceaccounts/token (TokenRequest): tokens issued
-// by issuer, optionally bound to a Pod or Secret of the namespace.
+// by issuer, optionally bound to a Pod or Secret of the namespace, or to a
+// Node; a token bound to a scheduled pod also names the pod's node.
 func InstallToken(reg *registry.Registry, issuer *serviceaccount.Issuer) {
 	t := &tokens{reg: reg, issuer: issuer}
 	reg.AddCreateSubresource(schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}, "token", &registry.SubresourceCreate{
@@ -80,10 +82,10 @@ func (t *tokens) request(ctx context.Context, namespace, name string, obj runtim
 	var bound *serviceaccount.BoundObjectRef
 	if ref := req.Spec.BoundObjectRef; ref != nil {
 		path := field.NewPath("spec", "boundObjectRef")
-		resource, supported := map[string]string{"Pod": "pods", "Secret": "secrets"}[ref.Kind]
+		resource, supported := map[string]string{"Pod": "pods", "Secret": "secrets", "Node": "nodes"}[ref.Kind]
 		switch {
 		case !supported:
-			errs = append(errs, field.NotSupported(path.Child("kind"), ref.Kind, []string{"Pod", "Secret"}))
+			errs = append(errs, field.NotSupported(path.Child("kind"), ref.Kind, []string{"Pod", "Node", "Secret"}))
 		case ref.APIVersion != "" && ref.APIVersion != "v1":
 			errs = append(errs, field.Invalid(path.Child("apiVersion"), ref.APIVersion, `must be "v1"`))
 		case ref.Name == "":
@@ -94,7 +96,11 @@ func (t *tokens) request(ctx context.Context, namespace, name string, obj runtim
 			if err != nil {
 				return nil, err
 			}
-			target, err := store.Get(ctx, namespace, ref.Name, metav1.GetOptions{})
+			targetNamespace := namespace
+			if ref.Kind == "Node" {
+				targetNamespace = ""
+			}
+			target, err := store.Get(ctx, targetNamespace, ref.Name, metav1.GetOptions{})
 			if err != nil {
 				return nil, err
 			}
@@ -104,6 +110,9 @@ func (t *tokens) request(ctx context.Context, namespace, name string, obj runtim
 					fmt.Errorf("the UID in the bound object reference (%s) does not match the UID in record. The object might have been deleted and then recreated", ref.UID))
 			}
 			bound = &serviceaccount.BoundObjectRef{Kind: ref.Kind, Name: ref.Name, UID: string(uid)}
+			if pod, ok := target.(*corev1.Pod); ok && pod.Spec.NodeName != "" {
+				bound.Node = t.nodeOf(ctx, pod.Spec.NodeName)
+			}
 		}
 	}
 	if len(errs) > 0 {
@@ -135,4 +144,18 @@ func uidOf(obj runtime.Object) types.UID {
 		return ""
 	}
 	return acc.GetUID()
+}
+
+// nodeOf is the node a bound pod runs on, for the token's node claims; as
+// kube, none when the node cannot be read.
+func (t *tokens) nodeOf(ctx context.Context, name string) *serviceaccount.BoundObjectRef {
+	store, err := t.store("nodes")
+	if err != nil {
+		return nil
+	}
+	node, err := store.Get(ctx, "", name, metav1.GetOptions{ResourceVersion: "0"})
+	if err != nil {
+		return nil
+	}
+	return &serviceaccount.BoundObjectRef{Kind: "Node", Name: name, UID: string(uidOf(node))}
 }

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package testenv_test
+
+import "time"
+
+// processCPU is not measured here: the benchmarks report 0.
+func processCPU() time.Duration { return 0 }
