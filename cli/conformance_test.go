@@ -179,13 +179,8 @@ func TestConformance(t *testing.T) {
 			t.Skipf("skipping: no %s in %s (build it with ../shared/peer/build.sh e2e)", b, bin)
 		}
 	}
-	script := filepath.Join(peerDir(), "conformance.sh")
-	if s, err := filepath.Abs(filepath.Join("..", "..", "shared", "peer", "conformance.sh")); err == nil {
-		if _, err := os.Stat(s); err == nil {
-			script = s
-		}
-	}
-	if _, err := os.Stat(script); err != nil {
+	script := peerScript("conformance.sh")
+	if script == "" {
 		t.Skipf("skipping: no conformance.sh (it comes with ../shared/peer)")
 	}
 	if deadline, ok := t.Deadline(); ok && time.Until(deadline) < 70*time.Minute {

@@ -74,6 +74,7 @@ type UpOptions struct {
 	NodeCapacity     string
 	ClusterCIDR      string
 	NodeCIDRMaskSize int
+	SchedulerConfig  string
 	UnpullableImages cli.StringSlice
 
 	// Auditing
@@ -157,6 +158,8 @@ func (o *UpOptions) flags() []cli.Flag {
 			Usage: "the pod network, split into one block per simulated node (as kube-controller-manager's flag)"},
 		&cli.IntFlag{Name: "node-cidr-mask-size", Value: workloads.DefaultNodeCIDRMaskSize, Category: catWorkloads, Destination: &o.NodeCIDRMaskSize,
 			Usage: "the prefix length of each node's block of --cluster-cidr (as kube-controller-manager's flag)"},
+		&cli.StringFlag{Name: "scheduler-config", Category: catWorkloads, Destination: &o.SchedulerConfig, TakesFile: true,
+			Usage: "a KubeSchedulerConfiguration file for kube's scheduler (as kube-scheduler's --config): profiles, percentageOfNodesToScore..."},
 		&cli.StringSliceFlag{Name: "unpullable-images", Category: catWorkloads, Destination: &o.UnpullableImages,
 			Usage: "images whose pulls fail on the simulated nodes (ErrImagePull, then ImagePullBackOff): a reference (webserver:404; a repository without tag: all its tags) or a glob with * (docker.io/myorg/*); repeatable. Registries at reserved names (*.invalid, *.test, *.example, example.com) always fail"},
 	}, o.Audit.flags()...)
@@ -306,6 +309,7 @@ func (o *UpOptions) controlPlaneOptions() controlplane.Options {
 		NodeCapacity:          o.nodeCapacity,
 		ClusterCIDR:           o.clusterNet,
 		NodeCIDRMaskSize:      o.NodeCIDRMaskSize,
+		SchedulerConfig:       o.SchedulerConfig,
 		UnpullableImages:      o.UnpullableImages.Value(),
 
 		DisableCompressionForClientIPs: o.uncompressed,

@@ -92,25 +92,7 @@ func benchClient(b *testing.B, dir string) kubernetes.Interface {
 
 func waitNodesReady(b *testing.B, cs kubernetes.Interface, n int) {
 	b.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		nodes, err := cs.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
-		if err == nil {
-			ready := 0
-			for _, node := range nodes.Items {
-				for _, c := range node.Status.Conditions {
-					if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-						ready++
-					}
-				}
-			}
-			if ready == n {
-				return
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	b.Fatalf("%d nodes not Ready within a minute", n)
+	waitNodesReadyWithin(b, cs, n, time.Minute)
 }
 
 func deployment(name string, replicas int32) *appsv1.Deployment {

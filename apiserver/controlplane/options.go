@@ -103,6 +103,9 @@ type Options struct {
 	// per node, as kube-controller-manager's flags of the same names.
 	ClusterCIDR      *net.IPNet
 	NodeCIDRMaskSize int
+	// SchedulerConfig is a KubeSchedulerConfiguration file for kube's
+	// scheduler (kube-scheduler's --config); "" runs its defaults.
+	SchedulerConfig string
 	// UnpullableImages are images whose pulls fail on the simulated nodes
 	// (ErrImagePull, ImagePullBackOff): references or globs, see
 	// workloads.NewImagePolicy.
@@ -228,6 +231,13 @@ func (o *Options) Validate() error {
 		}
 		if _, err := workloads.NewImagePolicy(o.UnpullableImages); err != nil {
 			add("--unpullable-images: %v", err)
+		}
+	}
+	if o.SchedulerConfig != "" {
+		if o.Nodes == 0 {
+			add("--scheduler-config %s: there is no scheduler with --nodes 0", o.SchedulerConfig)
+		} else if _, err := workloads.LoadSchedulerConfig(o.SchedulerConfig); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	errs = append(errs, o.Audit.Validate()...)

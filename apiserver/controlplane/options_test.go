@@ -3,6 +3,8 @@ package controlplane_test
 import (
 	"errors"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +58,16 @@ func TestOptionsCompleteFillsEveryDefault(t *testing.T) {
 }
 
 func TestOptionsValidateRefusesEachBadOption(t *testing.T) {
+	dir := t.TempDir()
+	notSchedulerConfig, badSchedulerConfig := filepath.Join(dir, "cm.yaml"), filepath.Join(dir, "bad.yaml")
+	for path, body := range map[string]string{
+		notSchedulerConfig: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+		badSchedulerConfig: "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\npercentageOfNodesToScore: 150\n",
+	} {
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	_, tiny, _ := net.ParseCIDR("10.0.0.0/31")
 	cidr := func(s string) *net.IPNet { _, n, _ := net.ParseCIDR(s); return n }
 	cases := []struct {
@@ -82,6 +94,10 @@ func TestOptionsValidateRefusesEachBadOption(t *testing.T) {
 			"--cluster-cidr fd00::/48: simulated nodes need an IPv4 pod network such as 10.244.0.0/16"},
 		{"pod network over the services'", func(o *controlplane.Options) { o.Nodes, o.ClusterCIDR = 1, cidr("10.0.0.0/8") },
 			"--cluster-cidr 10.0.0.0/8 overlaps --service-cluster-ip-range 10.0.0.0/24"},
+		{"scheduler config that is not one", func(o *controlplane.Options) { o.Nodes, o.SchedulerConfig = 1, notSchedulerConfig },
+			"cm.yaml holds a ConfigMap: want a KubeSchedulerConfiguration"},
+		{"scheduler config kube-scheduler refuses", func(o *controlplane.Options) { o.Nodes, o.SchedulerConfig = 1, badSchedulerConfig },
+			"percentageOfNodesToScore: Invalid value: 150"},
 	}
 	valid := func() controlplane.Options {
 		o := controlplane.Options{DataDir: t.TempDir()}
@@ -102,7 +118,8 @@ func TestOptionsValidateRefusesEachBadOption(t *testing.T) {
 				t.Errorf("Validate() = %v, want one error with %q", err, c.want)
 			}
 		})
-		if !strings.HasPrefix(c.want, "--node-cidr") && !strings.HasPrefix(c.want, "--cluster-cidr") { // those need nodes, which one case makes negative
+		needsNodes := strings.HasPrefix(c.want, "--node-cidr") || strings.HasPrefix(c.want, "--cluster-cidr") || strings.Contains(c.name, "scheduler config")
+		if !needsNodes { // one case makes the nodes negative
 			c.change(&all)
 			atOnce++
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -126,6 +128,101 @@ func TestWorkloadsNodesAndLeases(t *testing.T) {
 			t.Errorf("kubectl describe node lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+// TestWorkloadsLeasesRenewed: every node's Lease is renewed within the
+// kubelet's 10s (from one goroutine for all nodes, each updating the Lease
+// it last wrote); one deleted is created again, one another client wrote
+// is renewed over that write, as the kubelet's lease controller does.
+func TestWorkloadsLeasesRenewed(t *testing.T) {
+	_, cs := startWorkloads(t, 3)
+	ctx := context.Background()
+	leases := cs.CoordinationV1().Leases("kube-node-lease")
+	renewedAt := func(name string) (time.Time, error) {
+		l, err := leases.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return time.Time{}, err
+		}
+		if l.Spec.RenewTime == nil || utilptr.Deref(l.Spec.HolderIdentity, "") != name {
+			return time.Time{}, fmt.Errorf("%s: lease %+v", name, l.Spec)
+		}
+		return l.Spec.RenewTime.Time, nil
+	}
+	first := map[string]time.Time{}
+	for i := 1; i <= 3; i++ {
+		at, err := renewedAt(workloads.NodeName(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		first[workloads.NodeName(i)] = at
+	}
+	// node-2's Lease is deleted, node-3's written by someone else (its
+	// resourceVersion moves on): both must still be renewed.
+	if err := leases.Delete(ctx, "node-2", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	l3, err := leases.Get(ctx, "node-3", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l3.Labels = map[string]string{"touched": "by-test"}
+	if _, err := leases.Update(ctx, l3, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 25*time.Second, "every node's Lease renewed", func(context.Context) (bool, error) {
+		for name, before := range first {
+			at, err := renewedAt(name)
+			if err != nil || !at.After(before) {
+				return false, err
+			}
+		}
+		return true, nil
+	})
+	if l, err := leases.Get(ctx, "node-3", metav1.GetOptions{}); err != nil || l.Labels["touched"] != "by-test" {
+		t.Errorf("node-3's lease lost the other writer's label: %v, %v", l, err)
+	}
+	node2, err := cs.CoreV1().Nodes().Get(ctx, "node-2", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err := leases.Get(ctx, "node-2", metav1.GetOptions{}); err != nil || len(l.OwnerReferences) != 1 || l.OwnerReferences[0].UID != node2.UID {
+		t.Errorf("node-2's lease created again without its Node owner: %v, %v", l, err)
+	}
+}
+
+// TestWorkloadsSchedulerConfig: --scheduler-config gives kube's scheduler
+// the file's profiles, as kube-scheduler's --config: a pod naming the
+// second profile's schedulerName is scheduled, and runs.
+func TestWorkloadsSchedulerConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "scheduler.yaml")
+	config := `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+percentageOfNodesToScore: 50
+profiles:
+- schedulerName: default-scheduler
+- schedulerName: no-default-spread
+  pluginConfig:
+  - name: PodTopologySpread
+    args:
+      defaultingType: List
+`
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startControlPlaneWith(t, controlplane.Options{Nodes: 2, SchedulerConfig: path})
+	cs := s.clientset(t, true)
+	ctx := context.Background()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "profiled", Namespace: "default"},
+		Spec:       corev1.PodSpec{SchedulerName: "no-default-spread", Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+	}
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "the pod of the second profile Running", func(ctx context.Context) (bool, error) {
+		p, err := cs.CoreV1().Pods("default").Get(ctx, "profiled", metav1.GetOptions{})
+		return err == nil && p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning, err
+	})
 }
 
 func TestWorkloadsOffByDefault(t *testing.T) {

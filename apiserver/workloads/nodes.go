@@ -20,7 +20,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
+	typedcertificatesv1 "k8s.io/client-go/kubernetes/typed/certificates/v1"
+	typedcoordinationv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
@@ -45,14 +48,48 @@ type simNode struct {
 	index    int // 1-based
 	hostIP   net.IP
 	podCIDR  *net.IPNet
-	client   kubernetes.Interface
+	client   nodeClient
 	ips      *ipPool
 	ports    hostPorts // held by the pods this node's kubelet admitted
 	recorder record.EventRecorder
 
-	mu   sync.Mutex
-	uid  string // the Node's UID, for the Lease's owner reference
-	node *corev1.Node
+	mu    sync.Mutex
+	uid   string // the Node's UID, for the Lease's owner reference
+	node  *corev1.Node
+	lease *coordinationv1.Lease // as last written
+}
+
+// nodeClient is what a simulated kubelet calls: three typed clients over
+// one HTTP client, not the ~50 of a Clientset (17 MB for 1,000 nodes).
+type nodeClient struct {
+	core         typedcorev1.CoreV1Interface
+	coordination typedcoordinationv1.CoordinationV1Interface
+	certificates typedcertificatesv1.CertificatesV1Interface
+}
+
+func newNodeClient(cfg *rest.Config) (nodeClient, error) {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nodeClient{}, err
+	}
+	core, err := typedcorev1.NewForConfigAndClient(cfg, hc)
+	if err != nil {
+		return nodeClient{}, err
+	}
+	coordination, err := typedcoordinationv1.NewForConfigAndClient(cfg, hc)
+	if err != nil {
+		return nodeClient{}, err
+	}
+	certificates, err := typedcertificatesv1.NewForConfigAndClient(cfg, hc)
+	return nodeClient{core: core, coordination: coordination, certificates: certificates}, err
+}
+
+func (c nodeClient) CoreV1() typedcorev1.CoreV1Interface { return c.core }
+func (c nodeClient) CoordinationV1() typedcoordinationv1.CoordinationV1Interface {
+	return c.coordination
+}
+func (c nodeClient) CertificatesV1() typedcertificatesv1.CertificatesV1Interface {
+	return c.certificates
 }
 
 // NodeName is the name of the i-th (1-based) simulated node.
@@ -260,10 +297,24 @@ func (m *Machinery) reportStatus(ctx context.Context, n *simNode) error {
 }
 
 // renewLease creates or renews the node's Lease in kube-node-lease, owned
-// by the Node so it goes with it.
+// by the Node so it goes with it. As the kubelet's lease controller, it
+// updates the Lease its last write returned, and reads it again only when
+// that fails (someone else wrote it, or deleted it).
 func (m *Machinery) renewLease(ctx context.Context, n *simNode) error {
 	leases := n.client.CoordinationV1().Leases(NodeLeaseNamespace)
 	now := metav1.NewMicroTime(time.Now())
+	n.mu.Lock()
+	last := n.lease
+	n.mu.Unlock()
+	if last != nil {
+		lease := last.DeepCopy()
+		lease.Spec.RenewTime = &now
+		if updated, err := leases.Update(ctx, lease, metav1.UpdateOptions{}); err == nil {
+			n.setLease(updated)
+			return nil
+		}
+		n.setLease(nil)
+	}
 	lease, err := leases.Get(ctx, n.name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		n.mu.Lock()
@@ -274,7 +325,8 @@ func (m *Machinery) renewLease(ctx context.Context, n *simNode) error {
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: n.name, UID: types.UID(uid)}}},
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(n.name), LeaseDurationSeconds: ptr.To[int32](nodeLeaseDuration), RenewTime: &now},
 		}
-		_, err = leases.Create(ctx, lease, metav1.CreateOptions{})
+		created, err := leases.Create(ctx, lease, metav1.CreateOptions{})
+		n.setLease(created)
 		return err
 	}
 	if err != nil {
@@ -284,32 +336,74 @@ func (m *Machinery) renewLease(ctx context.Context, n *simNode) error {
 	lease.Spec.HolderIdentity = ptr.To(n.name)
 	lease.Spec.LeaseDurationSeconds = ptr.To[int32](nodeLeaseDuration)
 	lease.Spec.RenewTime = &now
-	_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
+	updated, err := leases.Update(ctx, lease, metav1.UpdateOptions{})
+	n.setLease(updated)
 	return err
 }
 
-// heartbeat keeps the node alive until ctx ends: its Lease every 10s, its
-// status every 5 minutes.
-func (m *Machinery) heartbeat(ctx context.Context, n *simNode) {
-	leaseTick := time.NewTicker(nodeLeaseRenewInterval)
-	defer leaseTick.Stop()
-	statusTick := time.NewTicker(nodeStatusReportPeriod)
-	defer statusTick.Stop()
+// setLease keeps the Lease last written (nil: read it again next time).
+func (n *simNode) setLease(l *coordinationv1.Lease) {
+	if l != nil && l.Name == "" {
+		l = nil // a failed write's empty object
+	}
+	n.mu.Lock()
+	n.lease = l
+	n.mu.Unlock()
+}
+
+// heartbeats keeps every node alive until ctx ends, from one goroutine
+// however many nodes there are: each node's Lease is renewed every 10s and
+// its status posted every 5 minutes, the nodes' turns spread evenly over
+// the interval (1,000 renewals at once would hold the API up every 10s).
+// The renewals due in one tick run side by side, so a slow API delays a
+// tick rather than the nodes after it.
+func (m *Machinery) heartbeats(ctx context.Context, nodes []*simNode) {
+	tick := max(nodeLeaseRenewInterval/time.Duration(len(nodes)), heartbeatTick)
+	perTick := min(int((time.Duration(len(nodes))*tick+nodeLeaseRenewInterval-1)/nodeLeaseRenewInterval), len(nodes))
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
+	lastStatus := make([]time.Time, len(nodes))
+	started := time.Now()
+	for i := range lastStatus {
+		lastStatus[i] = started // registerNode has just posted it
+	}
+	next := 0
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-leaseTick.C:
-			if err := m.renewLease(ctx, n); err != nil && ctx.Err() == nil {
-				m.logger.Warn("renewing node lease", "node", n.name, "err", err)
-			}
-		case <-statusTick.C:
-			if err := m.reportStatus(ctx, n); err != nil && ctx.Err() == nil {
-				m.logger.Warn("reporting node status", "node", n.name, "err", err)
-			}
+		case <-ticker.C:
 		}
+		var wg sync.WaitGroup
+		for range perTick {
+			i := next
+			n := nodes[i]
+			next = (next + 1) % len(nodes)
+			now := time.Now()
+			postStatus := now.Sub(lastStatus[i]) >= nodeStatusReportPeriod
+			if postStatus {
+				lastStatus[i] = now
+			}
+			wg.Go(func() {
+				if err := m.renewLease(ctx, n); err != nil && ctx.Err() == nil {
+					m.logger.Warn("renewing node lease", "node", n.name, "err", err)
+				}
+				if !postStatus {
+					return
+				}
+				if err := m.reportStatus(ctx, n); err != nil && ctx.Err() == nil {
+					m.logger.Warn("reporting node status", "node", n.name, "err", err)
+				}
+			})
+		}
+		wg.Wait()
 	}
 }
+
+// heartbeatTick is the shortest wait between two rounds of renewals: with
+// many nodes, each round renews several at once, and etcd commits them
+// together (one fsync for a round rather than one per Lease).
+const heartbeatTick = time.Second
 
 // ipPool hands out the pod IPs of one node's pod CIDR: .0 is the network,
 // .1 the node's bridge, the last the broadcast address.

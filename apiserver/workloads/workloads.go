@@ -41,6 +41,9 @@ type Options struct {
 	// --cluster-cidr and --node-cidr-mask-size).
 	ClusterCIDR      *net.IPNet
 	NodeCIDRMaskSize int
+	// SchedulerConfig, when set, is what kube's scheduler runs with
+	// (profiles, percentageOfNodesToScore...) instead of its defaults.
+	SchedulerConfig *SchedulerConfig
 	// ClusterName makes node IDs differ between instances.
 	ClusterName string
 	// UnpullableImages are patterns of images whose pulls fail (see
@@ -163,7 +166,7 @@ func (m *Machinery) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		client, err := kubernetes.NewForConfig(configFor(cfg, "kubelet/"+kubeletVersion()+" (devplane simulated)"))
+		client, err := newNodeClient(configFor(cfg, "kubelet/"+kubeletVersion()+" (devplane simulated)"))
 		if err != nil {
 			return err
 		}
@@ -196,15 +199,10 @@ func (m *Machinery) Run(ctx context.Context) error {
 	defer wg.Wait()
 	defer cancel()
 
-	for _, n := range nodes {
-		if err := retry(ctx, func() error { return m.registerNode(ctx, n) }); err != nil {
-			return err
-		}
-		if err := retry(ctx, func() error { return m.renewLease(ctx, n) }); err != nil {
-			return err
-		}
-		wg.Go(func() { m.heartbeat(ctx, n) })
+	if err := m.registerNodes(ctx, nodes); err != nil {
+		return err
 	}
+	wg.Go(func() { m.heartbeats(ctx, nodes) })
 
 	// The shared factory starts in startControllers, once every kube
 	// controller has added its handlers: a handler added to a running
@@ -247,6 +245,44 @@ func (m *Machinery) Run(ctx context.Context) error {
 	wg.Go(func() { m.watchStatus(ctx, factory) })
 	<-ctx.Done()
 	return nil
+}
+
+// registerNodes registers every node and creates its Lease, a few nodes
+// at a time (one at a time, 1,000 nodes would take seconds).
+func (m *Machinery) registerNodes(ctx context.Context, nodes []*simNode) error {
+	const parallel = 8
+	work := make(chan *simNode)
+	errs := make(chan error, parallel)
+	var wg sync.WaitGroup
+	for range parallel {
+		wg.Go(func() {
+			for n := range work {
+				err := retry(ctx, func() error { return m.registerNode(ctx, n) })
+				if err == nil {
+					err = retry(ctx, func() error { return m.renewLease(ctx, n) })
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	var err error
+feed:
+	for _, n := range nodes {
+		select {
+		case work <- n:
+		case err = <-errs:
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	if err == nil && len(errs) > 0 {
+		err = <-errs
+	}
+	return err
 }
 
 // retry calls f until it succeeds or ctx ends, backing off a little.
