@@ -472,11 +472,16 @@ func (o *UpOptions) Run(parent context.Context, stdout *os.File, stderr io.Write
 	return nil
 }
 
+// lateRelease is when, after ready, start-up memory is given back once
+// more.
+const lateRelease = 10 * time.Second
+
 // watchProgress feeds the dashboard until ready, then reports changes.
 func watchProgress(ctx context.Context, cp *controlplane.ControlPlane, board *dashboard.Dashboard, sum dashboard.Summary) {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	ready, settled := false, false
+	lateReleased, readyAt := false, time.Time{}
 	releaser := newBurstReleaser()
 	for {
 		nowReady := cp.Ready()
@@ -487,7 +492,7 @@ func watchProgress(ctx context.Context, cp *controlplane.ControlPlane, board *da
 		// background, has synced: not over minutes of scavenging, as a
 		// laptop's idle devplane should be small from the start.
 		if !ready && nowReady {
-			ready = true
+			ready, readyAt = true, time.Now()
 			sum.ReadyIn = time.Since(cp.StartedAt()).Round(time.Millisecond)
 			board.Ready(sum)
 			tick.Reset(time.Second)
@@ -495,6 +500,12 @@ func watchProgress(ctx context.Context, cp *controlplane.ControlPlane, board *da
 			releaseStartupMemory()
 		} else if ready && !settled && cp.WorkloadsSynced() {
 			settled = true
+			releaseStartupMemory()
+		} else if ready && !lateReleased && time.Since(readyAt) > lateRelease {
+			// Start-up goes on a little past ready (post-start hooks'
+			// tails, the controllers' first syncs, the first requests
+			// audited and writes recorded), touching code once.
+			lateReleased = true
 			releaseStartupMemory()
 		} else if ready {
 			releaser.tick(time.Now())
