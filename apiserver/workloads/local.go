@@ -47,50 +47,32 @@ func (k *kubelet) read(ctx context.Context, gvr schema.GroupVersionResource, nam
 	return items[0], nil
 }
 
-func (k *kubelet) configMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {
-	obj, err := k.read(ctx, configMapsResource, namespace, name)
+// readAs is one object of gvr from its watch cache, as type T.
+func readAs[T runtime.Object](ctx context.Context, k *kubelet, gvr schema.GroupVersionResource, namespace, name string) (T, error) {
+	var none T
+	obj, err := k.read(ctx, gvr, namespace, name)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
-	cm, ok := obj.(*corev1.ConfigMap)
+	typed, ok := obj.(T)
 	if !ok {
-		return nil, fmt.Errorf("configmap %q: read a %T", name, obj)
+		return none, fmt.Errorf("%s %q: read a %T", gvr.Resource, name, obj)
 	}
-	return cm, nil
+	return typed, nil
+}
+
+func (k *kubelet) configMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {
+	return readAs[*corev1.ConfigMap](ctx, k, configMapsResource, namespace, name)
 }
 
 func (k *kubelet) secret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
-	obj, err := k.read(ctx, secretsResource, namespace, name)
-	if err != nil {
-		return nil, err
-	}
-	s, ok := obj.(*corev1.Secret)
-	if !ok {
-		return nil, fmt.Errorf("secret %q: read a %T", name, obj)
-	}
-	return s, nil
+	return readAs[*corev1.Secret](ctx, k, secretsResource, namespace, name)
 }
 
 func (k *kubelet) trustBundle(ctx context.Context, name string) (*certificatesv1.ClusterTrustBundle, error) {
-	obj, err := k.read(ctx, trustBundleResource, "", name)
-	if err != nil {
-		return nil, err
-	}
-	ctb, ok := obj.(*certificatesv1.ClusterTrustBundle)
-	if !ok {
-		return nil, fmt.Errorf("clustertrustbundle %q: read a %T", name, obj)
-	}
-	return ctb, nil
+	return readAs[*certificatesv1.ClusterTrustBundle](ctx, k, trustBundleResource, "", name)
 }
 
 func (k *kubelet) claim(ctx context.Context, namespace, name string) (*corev1.PersistentVolumeClaim, error) {
-	obj, err := k.read(ctx, claimsResource, namespace, name)
-	if err != nil {
-		return nil, err
-	}
-	c, ok := obj.(*corev1.PersistentVolumeClaim)
-	if !ok {
-		return nil, fmt.Errorf("persistentvolumeclaim %q: read a %T", name, obj)
-	}
-	return c, nil
+	return readAs[*corev1.PersistentVolumeClaim](ctx, k, claimsResource, namespace, name)
 }
