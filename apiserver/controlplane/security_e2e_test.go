@@ -377,11 +377,14 @@ func TestSecurity(t *testing.T) {
 			if err != nil {
 				t.Fatalf("token bound to a %s: %v", kind, err)
 			}
-			review, err := admin.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
-				Spec: authenticationv1.TokenReviewSpec{Token: tr.Status.Token}}, metav1.CreateOptions{})
-			if err != nil || !review.Status.Authenticated {
-				t.Fatalf("review of the token bound to a %s: %+v, %v", kind, review, err)
-			}
+			// The authenticator finds the bound objects in the watch caches,
+			// which may not show the node and pod just created yet.
+			var review *authenticationv1.TokenReview
+			controlplanetest.Eventually(t, 10*time.Second, "the token bound to a "+kind+" authenticates", func() (bool, string) {
+				review, err = admin.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
+					Spec: authenticationv1.TokenReviewSpec{Token: tr.Status.Token}}, metav1.CreateOptions{})
+				return err == nil && review.Status.Authenticated, fmt.Sprintf("%+v, %v", review, err)
+			})
 			extra := review.Status.User.Extra
 			if fmt.Sprint(extra["authentication.kubernetes.io/node-name"]) != "[token-node]" ||
 				fmt.Sprint(extra["authentication.kubernetes.io/node-uid"]) != "["+string(node.UID)+"]" {
