@@ -17,6 +17,7 @@ import (
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 
 	"github.com/devplane/devplane/apiserver/audit"
+	"github.com/devplane/devplane/apiserver/request"
 )
 
 // requestsCommand shows a running instance's recent requests, from the
@@ -204,14 +205,7 @@ func code(ev *auditv1.Event) int {
 
 // qualifiedResource is kube's resource.group[/subresource].
 func qualifiedResource(ref *auditv1.ObjectReference) string {
-	s := ref.Resource
-	if ref.APIGroup != "" {
-		s += "." + ref.APIGroup
-	}
-	if ref.Subresource != "" {
-		s += "/" + ref.Subresource
-	}
-	return s
+	return request.QualifiedResource(ref.Resource, ref.APIGroup, ref.Subresource)
 }
 
 func who(ev *auditv1.Event) string { return audit.Who(ev.User.Username, ev.UserAgent) }

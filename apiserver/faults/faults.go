@@ -269,14 +269,7 @@ func (in *Injector) Match(req *http.Request, info *request.RequestInfo, user *re
 
 // QualifiedResource spells a request's resource as Fault.Resources does.
 func QualifiedResource(info *request.RequestInfo) string {
-	s := info.Resource
-	if info.APIGroup != "" {
-		s += "." + info.APIGroup
-	}
-	if info.Subresource != "" {
-		s += "/" + info.Subresource
-	}
-	return s
+	return request.QualifiedResource(info.Resource, info.APIGroup, info.Subresource)
 }
 
 func (r *rule) selects(req *http.Request, info *request.RequestInfo, resource, user string) bool {

@@ -246,3 +246,16 @@ func FieldManagerFrom(ctx context.Context) (string, bool) {
 func AsAPIServer(ctx context.Context) context.Context {
 	return WithUser(ctx, &User{Name: "system:apiserver", Groups: []string{"system:masters"}})
 }
+
+// QualifiedResource spells a resource as kube qualifies it:
+// resource.group, then /subresource (pods/log, deployments.apps/scale).
+func QualifiedResource(resource, group, subresource string) string {
+	s := resource
+	if group != "" {
+		s += "." + group
+	}
+	if subresource != "" {
+		s += "/" + subresource
+	}
+	return s
+}
