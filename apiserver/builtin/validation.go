@@ -264,8 +264,6 @@ func validateImmutable(obj, old runtime.Object) field.ErrorList {
 	switch o := obj.(type) {
 	case *certificatesv1.CertificateSigningRequest:
 		return validateCSRUpdate(o, old.(*certificatesv1.CertificateSigningRequest), false)
-	case *corev1.Pod:
-		return validatePodUpdate(o, old.(*corev1.Pod))
 	case *corev1.Service:
 		return validateServiceUpdate(o, old.(*corev1.Service))
 	case *corev1.ResourceQuota:

@@ -39,8 +39,9 @@ var (
 // built without, so builtin initializes before them.
 var kubePodSpecChecks func(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList
 
-// kubePodUpdateChecks is kube's whole validation of a pod update, from
-// apiserver/kubevalidation; without it, validatePodUpdate's own rules.
+// kubePodUpdateChecks is kube's whole validation of a pod update (what may
+// change, and how), from apiserver/kubevalidation; without it (builtin's
+// own tests) a pod update gets the generic checks only.
 var kubePodUpdateChecks func(pod, old *corev1.Pod) field.ErrorList
 
 // SetKubePodSpecChecks installs kube's pod spec checks and its pod update
@@ -471,35 +472,4 @@ func validateCronJob(cj *batchv1.CronJob) field.ErrorList {
 	jobSpecPath := specPath.Child("jobTemplate", "spec")
 	errs = append(errs, metav1validation.ValidateLabels(cj.Spec.JobTemplate.Labels, specPath.Child("jobTemplate", "metadata", "labels"))...)
 	return append(errs, validateJobSpec(&cj.Spec.JobTemplate.Spec, jobSpecPath)...)
-}
-
-// Fields of a pod's spec that may change after creation.
-const podUpdateForbiddenMessage = "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"
-
-func validatePodUpdate(pod, old *corev1.Pod) field.ErrorList {
-	// Compare with everything mutable taken from the old spec.
-	mutated := pod.Spec.DeepCopy()
-	if len(mutated.Containers) == len(old.Spec.Containers) {
-		for i := range mutated.Containers {
-			mutated.Containers[i].Image = old.Spec.Containers[i].Image
-		}
-	}
-	if len(mutated.InitContainers) == len(old.Spec.InitContainers) {
-		for i := range mutated.InitContainers {
-			mutated.InitContainers[i].Image = old.Spec.InitContainers[i].Image
-		}
-	}
-	mutated.ActiveDeadlineSeconds = old.Spec.ActiveDeadlineSeconds
-	mutated.TerminationGracePeriodSeconds = old.Spec.TerminationGracePeriodSeconds
-	if len(mutated.Tolerations) >= len(old.Spec.Tolerations) && apiequality.Semantic.DeepEqual(mutated.Tolerations[:len(old.Spec.Tolerations)], old.Spec.Tolerations) {
-		mutated.Tolerations = old.Spec.Tolerations
-	}
-	// The scheduler binds pods through the binding subresource.
-	if old.Spec.NodeName == "" {
-		mutated.NodeName = ""
-	}
-	if apiequality.Semantic.DeepEqual(*mutated, old.Spec) {
-		return nil
-	}
-	return field.ErrorList{field.Forbidden(specPath, podUpdateForbiddenMessage)}
 }
