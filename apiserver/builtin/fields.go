@@ -148,10 +148,22 @@ func isNil(obj runtime.Object) bool {
 	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
+// eventsV1Names pairs core Event field names with events.k8s.io's (spelled
+// out once: each event's set keeps its keys).
+var eventsV1Names = [][2]string{
+	{"involvedObject.kind", "regarding.kind"},
+	{"involvedObject.namespace", "regarding.namespace"},
+	{"involvedObject.name", "regarding.name"},
+	{"involvedObject.uid", "regarding.uid"},
+	{"involvedObject.apiVersion", "regarding.apiVersion"},
+	{"involvedObject.resourceVersion", "regarding.resourceVersion"},
+	{"involvedObject.fieldPath", "regarding.fieldPath"},
+}
+
 // withEventsV1Names adds events.k8s.io's names for the core Event fields.
 func withEventsV1Names(set fields.Set, reportingController, source string) fields.Set {
-	for _, f := range []string{"kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"} {
-		set["regarding."+f] = set["involvedObject."+f]
+	for _, names := range eventsV1Names {
+		set[names[1]] = set[names[0]]
 	}
 	set["reportingController"] = reportingController
 	set["deprecatedSource"] = source

@@ -107,6 +107,7 @@ type Cacher struct {
 	jsonListed atomic.Int64
 	jsonKept   atomic.Bool
 	backoff    time.Duration // before retrying a failed list; only the hub's goroutine for c
+	fieldNames fieldNames
 
 	mu         sync.RWMutex
 	objects    map[string]*cachedObject

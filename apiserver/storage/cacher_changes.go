@@ -180,10 +180,11 @@ func (c *Cacher) decodeAfter(prev *cachedObject, data []byte, rev, lease int64) 
 	}
 	cached := &cachedObject{obj: obj, lease: lease}
 	if c.cfg.GetAttrs != nil {
-		var err error
-		if cached.labels, cached.fields, err = c.cfg.GetAttrs(obj); err != nil {
+		labelSet, fieldSet, err := c.cfg.GetAttrs(obj)
+		if err != nil {
 			return nil, err
 		}
+		cached.labels, cached.fields = labelSet, c.fieldNames.values(fieldSet)
 		if cached.labels == nil {
 			cached.labels = labels.Set{}
 		}

@@ -6,7 +6,9 @@ package storage
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"reflect"
+	"slices"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/fields"
@@ -19,8 +21,8 @@ import (
 // computed once. obj is shared by every reader and never modified.
 type cachedObject struct {
 	obj    runtime.Object
-	labels labels.Set
-	fields fields.Set
+	labels labels.Set // nil when the resource has no AttrFunc
+	fields fieldValues
 	// lease is the etcd lease obj was stored with (0: none), which an
 	// update keeps.
 	lease int64
@@ -30,6 +32,65 @@ type cachedObject struct {
 	// json is obj's JSON as encoding/json writes it, kept while JSON lists
 	// of the resource recur (Cacher.jsonItems).
 	json atomic.Pointer[[]byte]
+}
+
+// fieldValues is an object's selectable fields as the cache keeps them:
+// the values in the order of names, a sorted slice that the resource's
+// objects share while their field names stay the same. As a map per object
+// (fields.Set), the fields of 10,000 pods and their 20,000 events cost the
+// cache ~39 MB, about what the pods themselves took.
+type fieldValues struct {
+	names  []string
+	values []string
+}
+
+var _ fields.Fields = (*fieldValues)(nil)
+
+// Has implements fields.Fields.
+func (f *fieldValues) Has(name string) bool {
+	_, ok := slices.BinarySearch(f.names, name)
+	return ok
+}
+
+// Get implements fields.Fields.
+func (f *fieldValues) Get(name string) string {
+	if i, ok := slices.BinarySearch(f.names, name); ok {
+		return f.values[i]
+	}
+	return ""
+}
+
+// fieldNames hands out the sorted field names a resource's objects share.
+type fieldNames struct {
+	last atomic.Pointer[[]string]
+}
+
+// values returns set as fieldValues, with the names of the previous call
+// when set has exactly those.
+func (n *fieldNames) values(set fields.Set) fieldValues {
+	names := n.last.Load()
+	if names == nil || !hasExactly(set, *names) {
+		sorted := slices.Sorted(maps.Keys(set))
+		names = &sorted
+		n.last.Store(names)
+	}
+	values := make([]string, len(*names))
+	for i, name := range *names {
+		values[i] = set[name]
+	}
+	return fieldValues{names: *names, values: values}
+}
+
+func hasExactly(set fields.Set, names []string) bool {
+	if len(set) != len(names) {
+		return false
+	}
+	for _, name := range names {
+		if _, ok := set[name]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // protoMarshaler is implemented by k8s.io/api's generated types.

@@ -260,12 +260,12 @@ func matchesCached(pred SelectionPredicate, cached *cachedObject) bool {
 	if pred.Empty() {
 		return true
 	}
-	if cached.labels == nil && cached.fields == nil {
+	if cached.labels == nil { // no AttrFunc
 		ok, err := pred.Matches(cached.obj)
 		return err == nil && ok
 	}
 	if pred.Label != nil && !pred.Label.Matches(cached.labels) {
 		return false
 	}
-	return pred.Field == nil || pred.Field.Matches(cached.fields)
+	return pred.Field == nil || pred.Field.Matches(&cached.fields)
 }

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -1184,4 +1185,86 @@ func TestBatchedWatcherDropsLargeQueue(t *testing.T) {
 	if got, _ := w.Take(nil); len(got) != 3 || cap(w.queue) == 0 {
 		t.Fatalf("took %d (queue cap %d), want 3 and a small array kept", len(got), cap(w.queue))
 	}
+}
+
+// The cache keeps each object's fields as values beside names its objects
+// share; selectors must see exactly what the AttrFunc's sets say, fields
+// an object lacks included.
+func TestCacherFieldSelectors(t *testing.T) {
+	ctx := testContext(t)
+	cfg := testConfig(t)
+	cfg.GetAttrs = func(obj runtime.Object) (labels.Set, fields.Set, error) {
+		l, f, err := configMapAttrs(obj)
+		if tier, ok := obj.(*corev1.ConfigMap).Data["tier"]; ok {
+			f["data.tier"] = tier
+		}
+		return l, f, err
+	}
+	cacher := newReadyTestCacher(t, cfg, CacherOptions{})
+	for name, data := range map[string]map[string]string{
+		"gold-1": {"tier": "gold"}, "gold-2": {"tier": "gold"}, "bronze": {"tier": "bronze"}, "plain": nil,
+	} {
+		if err := cacher.Create(ctx, objectKey(cfg, "ns", name), newConfigMap("ns", name, data), nil, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := func(selector string) []string {
+		t.Helper()
+		sel, err := fields.ParseSelector(selector)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list := &corev1.ConfigMapList{}
+		opts := ListOptions{Recursive: true, Predicate: SelectionPredicate{Field: sel, GetAttrs: cfg.GetAttrs}}
+		if err := cacher.GetList(ctx, cfg.ResourcePrefix, opts, list); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, cm := range list.Items {
+			out = append(out, cm.Name)
+		}
+		return out
+	}
+	for selector, want := range map[string]string{
+		"data.tier=gold":                        "[gold-1 gold-2]",
+		"data.tier!=gold":                       "[bronze plain]",
+		"data.tier=":                            "[plain]",
+		"metadata.name=bronze,data.tier=bronze": "[bronze]",
+		"metadata.namespace=other":              "[]",
+	} {
+		if got := fmt.Sprint(names(selector)); got != want {
+			t.Errorf("%s: got %s, want %s", selector, got, want)
+		}
+	}
+
+	// Objects with the same field names share one slice of them.
+	cacher.mu.RLock()
+	gold1, gold2 := cacher.objects[objectKey(cfg, "ns", "gold-1")], cacher.objects[objectKey(cfg, "ns", "gold-2")]
+	cacher.mu.RUnlock()
+	if &gold1.fields.names[0] != &gold2.fields.names[0] {
+		t.Errorf("gold-1 and gold-2 keep field names %v and %v apart", gold1.fields.names, gold2.fields.names)
+	}
+
+	// A watch follows an object in and out of a field selector.
+	sel := fields.OneTermEqualSelector("data.tier", "gold")
+	from := strconv.FormatInt(cacher.Revision(), 10)
+	w, err := cacher.Watch(ctx, cfg.ResourcePrefix, ListOptions{Recursive: true, ResourceVersion: from, Predicate: SelectionPredicate{Field: sel, GetAttrs: cfg.GetAttrs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	setTier := func(name string, data map[string]string) {
+		err := cacher.GuaranteedUpdate(ctx, objectKey(cfg, "ns", name), &corev1.ConfigMap{}, false, nil, func(in runtime.Object) (runtime.Object, error) {
+			cm := in.(*corev1.ConfigMap).DeepCopy()
+			cm.Data = data
+			return cm, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	setTier("plain", map[string]string{"tier": "gold"})
+	setTier("gold-1", nil)
+	expectEvent(t, w, watch.Added, "plain")
+	expectEvent(t, w, watch.Deleted, "gold-1")
 }
