@@ -70,7 +70,7 @@ func TestBusyPercentKeepsTheHeapWithinBudget(t *testing.T) {
 		live uint64
 		want int
 	}{
-		{0, 300}, {20 * mb, 300}, {48 * mb, 300}, {96 * mb, 200}, {192 * mb, 150}, {960 * mb, 110}, {100_000 * mb, 100},
+		{0, 300}, {20 * mb, 300}, {48 * mb, 250}, {96 * mb, 150}, {144 * mb, 116}, {192 * mb, 100}, {960 * mb, 100}, {100_000 * mb, 100},
 	} {
 		got := busyPercent(tc.live)
 		if got != tc.want {
