@@ -56,7 +56,7 @@ func StorageConfig(k builtin.Kind) storage.Config {
 		GetAttrs:       builtin.GetAttrs(k),
 		Decode:         storedProtobufDecoder(k.GroupVersion.WithKind(k.Kind)),
 		Encode:         storedProtobufEncoder(k.GroupVersion.WithKind(k.Kind), reflect.TypeOf(k.New())),
-		Compact:        shareMetadata,
+		Compact:        shareRepeatedParts,
 	}
 }
 
