@@ -114,10 +114,10 @@ func (r *burstReleaser) tick(now time.Time) {
 		r.lastRelease = now
 		debug.FreeOSMemory()
 	}
-	// The burst's database pages, too (see releaseFilePages).
+	// The burst's database and code pages, too (see releaseFilePages).
 	if files := fileRSS(); files > r.filesAfterRelease+releaseAbove/2 {
 		r.lastRelease = now
-		releaseFilePages(false)
+		releaseFilePages(true)
 		r.filesAfterRelease = fileRSS()
 	}
 }
