@@ -87,6 +87,14 @@ func (f *FieldManager) updateEntry(live, newObj runtime.Object, manager string) 
 			newAccessor.SetManagedFields(sent)
 		}
 	}()
+	if stamp, ok := f.scalarsChangedWithin(entry.FieldsV1.Raw, versionedLive, versionedNew); ok {
+		if stamp {
+			entry.Time = &metav1.Time{Time: time.Now().UTC()}
+		}
+		newAccessor.SetManagedFields([]metav1.ManagedFieldsEntry{entry})
+		recorded = true
+		return true
+	}
 	tvNew, ok := typedLikeBaseline(b, versionedNew)
 	if !ok {
 		return false
