@@ -117,11 +117,8 @@ func (w *scalarWalk) value(a, b reflect.Value, path fieldpath.Path) bool {
 // leaf compares values that marshal themselves (times, quantities) by
 // their JSON, as SMD compares them.
 func (w *scalarWalk) leaf(a, b reflect.Value, path fieldpath.Path) bool {
-	if reflect.DeepEqual(a.Interface(), b.Interface()) {
-		return true
-	}
-	ja, errA := json.Marshal(a.Interface())
-	jb, errB := json.Marshal(b.Interface())
+	ja, errA := marshalJSON(a)
+	jb, errB := marshalJSON(b)
 	if errA != nil || errB != nil {
 		return false
 	}
@@ -140,6 +137,16 @@ func (w *scalarWalk) owns(path fieldpath.Path) bool {
 	}
 	w.changed = true
 	return true
+}
+
+// marshalJSON is v's own JSON (its MarshalJSON when it has one by value:
+// a time's is a format, encoding/json's reflection costs several times as
+// much).
+func marshalJSON(v reflect.Value) ([]byte, error) {
+	if m, ok := v.Interface().(json.Marshaler); ok {
+		return m.MarshalJSON()
+	}
+	return json.Marshal(v.Interface())
 }
 
 var jsonMarshalerType = reflect.TypeFor[json.Marshaler]()
