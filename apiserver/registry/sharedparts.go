@@ -16,7 +16,7 @@ import (
 // managedFields entry, container, volume and status spellings, and the
 // events one component writes the same managedFields, kinds, reasons and
 // often messages; decoded, each object had its own copy of every string
-// and of each entry's fieldsV1 JSON (~45 MB of the cache at 10,000 pods
+// and of each entry's fieldsV1 JSON (~50 MB of the cache at 10,000 pods
 // and their events). Canonical copies come from package unique, so a value
 // no cached object holds any more is collected. Only parts that repeat are
 // shared (a unique one would cost an entry in unique's map for nothing).
