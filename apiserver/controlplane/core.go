@@ -166,10 +166,19 @@ func (cp *ControlPlane) installOpenAPI() {
 func openAPIResources(reg *registry.Registry) []openapi.Resource {
 	var out []openapi.Resource
 	for _, r := range reg.Resources() {
+		var kindSubs map[string][]string
+		if r.Store != nil {
+			for sub := range r.Store.UpdateSubresources {
+				if kindSubs == nil {
+					kindSubs = map[string][]string{}
+				}
+				kindSubs[sub] = r.SubresourceVerbs(sub)
+			}
+		}
 		out = append(out, openapi.Resource{
 			Group: r.GVR.Group, Version: r.GVR.Version, Resource: r.GVR.Resource,
 			Kind: r.Kind, ListKind: r.ListKind, Namespaced: r.Namespaced,
-			Verbs: r.Verbs, Subresources: r.Subresources(),
+			Verbs: r.Verbs, Subresources: r.Subresources(), KindSubresources: kindSubs,
 			DefinitionName: definitionName(r),
 		})
 	}
