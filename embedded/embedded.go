@@ -257,9 +257,9 @@ func newEmbedConfig(opts Options, noise *noiseFilter) (*embed.Config, error) {
 	return cfg, nil
 }
 
-// An ephemeral instance's etcd ticks every 2 ms: its lone member elects
-// itself 2-10 ms after start instead of 10-50 ms, for 500 idle wake-ups a
-// second over a test's short life.
+// An ephemeral instance's etcd ticks every 4 ms: its lone member elects
+// itself 4-20 ms after start instead of 10-50 ms, for 250 idle wake-ups a
+// second (~1% of a core) over a test's short life.
 const ephemeralTickMs = 4
 
 // mapAheadQuota is etcd's default backend quota less one byte: etcd maps
