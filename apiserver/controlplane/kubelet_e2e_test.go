@@ -315,6 +315,9 @@ func TestKubeletExecProbes(t *testing.T) {
 			Command:        []string{"sh", "-c", "touch /tmp/alive; sleep 3600"},
 			ReadinessProbe: probe("test -f /tmp/ready"),
 			LivenessProbe:  probe("test -f /tmp/alive")}
+		// The command's touch runs as the container starts; under load a
+		// probe at once could come first (as it could on a node).
+		p.Spec.Containers[0].LivenessProbe.InitialDelaySeconds = 1
 	})
 	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
