@@ -87,8 +87,12 @@ func (m *Machinery) runningContainer(uid types.UID, pod *corev1.Pod, name string
 	var run *sandbox.Container
 	if pod != nil {
 		run, _ = p.logs(fieldPathOf(pod, name))
-	} else if run, _ = p.logs(containerPath(name)); run == nil {
-		run, _ = p.logs(initPath(name)) // a sidecar
+	} else {
+		for _, path := range []string{containerPath(name), initPath(name), ephemeralPath(name)} {
+			if run, _ = p.logs(path); run != nil {
+				break
+			}
+		}
 	}
 	if run == nil {
 		return nil, notFound

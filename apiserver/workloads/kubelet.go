@@ -387,6 +387,7 @@ func stoppedStatus(pod *corev1.Pod, now time.Time) *corev1.PodStatus {
 	}
 	stop(st.InitContainerStatuses)
 	stop(st.ContainerStatuses)
+	stop(st.EphemeralContainerStatuses)
 	succeeded := len(st.ContainerStatuses) > 0
 	for _, cs := range st.ContainerStatuses {
 		if cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 0 {
@@ -614,24 +615,8 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, e
 			terminal = true
 		}
 	}
-	// Ephemeral containers (kubectl debug) start once the pod's
-	// containers may and stop with the pod; never ready, never restarted.
-	ephemeral := make([]corev1.ContainerStatus, len(pod.Spec.EphemeralContainers))
-	for i := range pod.Spec.EphemeralContainers {
-		c := corev1.Container(pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
-		cs := statusOf(st.EphemeralContainerStatuses, &c)
-		switch {
-		case terminal && cs.State.Running != nil:
-			k.exit(&cs, 0, now)
-		case !terminal && initDone && cs.State.Waiting != nil:
-			k.start(pod, &cs, now, ephemeralPath(c.Name), events)
-			cs.Started = ptr.To(true)
-		}
-		cs.Ready = false
-		ephemeral[i] = cs
-	}
-	if len(ephemeral) > 0 {
-		st.EphemeralContainerStatuses = ephemeral
+	if len(pod.Spec.EphemeralContainers) > 0 {
+		st.EphemeralContainerStatuses = k.stepEphemeral(pod, st.EphemeralContainerStatuses, terminal, initDone, now, soon, events)
 	}
 	if terminal {
 		if p := k.runtimes.get(pod.UID); p != nil {
@@ -750,6 +735,34 @@ func (k *kubelet) stepContainer(pod *corev1.Pod, c *corev1.Container, cs *corev1
 	if cs.State.Running != nil {
 		k.probe(pod, c, cs, path, now, soon)
 	}
+}
+
+// stepEphemeral moves the pod's ephemeral containers (kubectl debug) on:
+// each starts once the pod's containers may, runs its command in the
+// pod's sandbox (or, when the sandbox does not interpret it, until the
+// pod ends), and is never ready and never restarted.
+func (k *kubelet) stepEphemeral(pod *corev1.Pod, statuses []corev1.ContainerStatus, terminal, initDone bool, now time.Time, soon func(time.Time), events *[]podEvent) []corev1.ContainerStatus {
+	out := make([]corev1.ContainerStatus, len(pod.Spec.EphemeralContainers))
+	for i := range pod.Spec.EphemeralContainers {
+		c := corev1.Container(pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
+		path := ephemeralPath(c.Name)
+		cs := statusOf(statuses, &c)
+		switch {
+		case terminal && cs.State.Running != nil:
+			k.exit(&cs, 0, now)
+		case !terminal && initDone && cs.State.Waiting != nil:
+			k.start(pod, &cs, now, path, events)
+		}
+		if !terminal && cs.State.Running != nil {
+			if code, end, ended := k.ended(pod, &c, &cs, podTiming{}, path, now, soon); ended {
+				k.exit(&cs, code, end)
+			}
+		}
+		cs.Started = ptr.To(cs.State.Running != nil)
+		cs.Ready = false
+		out[i] = cs
+	}
+	return out
 }
 
 // exceedDeadline fails a pod active longer than its activeDeadlineSeconds:
@@ -888,7 +901,7 @@ func (k *kubelet) start(pod *corev1.Pod, cs *corev1.ContainerStatus, now time.Ti
 	k.mu.Unlock()
 }
 
-// interpretedSpec is the spec of the init or regular container at path
+// interpretedSpec is the spec of the container at path
 // when the sandbox runs its command (nil otherwise: today's rules).
 func interpretedSpec(pod *corev1.Pod, path string) *corev1.Container {
 	if c := containerSpec(pod, path); c != nil && interpreted(pod, c) {
@@ -897,12 +910,22 @@ func interpretedSpec(pod *corev1.Pod, path string) *corev1.Container {
 	return nil
 }
 
-// containerSpec is the spec of the init or regular container at path.
+// containerSpec is the spec of the init, regular or ephemeral container
+// at path.
 func containerSpec(pod *corev1.Pod, path string) *corev1.Container {
 	list := pod.Spec.Containers
-	if strings.HasPrefix(path, "spec.initContainers{") {
+	switch {
+	case strings.HasPrefix(path, "spec.initContainers{"):
 		list = pod.Spec.InitContainers
-	} else if !strings.HasPrefix(path, "spec.containers{") {
+	case strings.HasPrefix(path, "spec.ephemeralContainers{"):
+		for i := range pod.Spec.EphemeralContainers {
+			if e := &pod.Spec.EphemeralContainers[i]; path == ephemeralPath(e.Name) {
+				c := corev1.Container(e.EphemeralContainerCommon)
+				return &c
+			}
+		}
+		return nil
+	case !strings.HasPrefix(path, "spec.containers{"):
 		return nil
 	}
 	for i := range list {
@@ -1161,7 +1184,7 @@ func podStatusString(s *corev1.PodStatus) string {
 		trunc(&c.Conditions[i].LastTransitionTime)
 		trunc(&c.Conditions[i].LastProbeTime)
 	}
-	for _, list := range [][]corev1.ContainerStatus{c.InitContainerStatuses, c.ContainerStatuses} {
+	for _, list := range [][]corev1.ContainerStatus{c.InitContainerStatuses, c.ContainerStatuses, c.EphemeralContainerStatuses} {
 		for i := range list {
 			for _, st := range []*corev1.ContainerState{&list[i].State, &list[i].LastTerminationState} {
 				if st.Running != nil {

@@ -62,6 +62,15 @@ type ContainerConfig struct {
 	FS *FS
 	// Stdin is the container's standard input (nil: none).
 	Stdin io.Reader
+	// OpenStdin is the container's stdin: true: Stdin is a stream kept
+	// open (by attach), so a shell without a script reads and runs its
+	// commands as they come, until exit or EOF, rather than reading them
+	// all first. Stdin is closed, if it is an io.Closer, when the
+	// container ends.
+	OpenStdin bool
+	// TTY is the container's tty: true: the shell prompts, its input is
+	// echoed, output lines end in CR LF and stderr goes to stdout.
+	TTY bool
 	// Log receives stdout and stderr (nil: a new one).
 	Log *Log
 	// SharedProcessNamespace is the pod's shareProcessNamespace: the
@@ -117,6 +126,9 @@ type Container struct {
 	// resetStatus makes $? 0 after a parked sleep, as the sleep succeeded.
 	resetStatus bool
 	result      Result
+	// hangUp closes an open stdin when the container ends, ending what
+	// reads it.
+	hangUp func()
 }
 
 // runtimeDefaults adds what a container runtime puts in every
@@ -158,12 +170,20 @@ func (p *Pod) Start(cfg ContainerConfig) (*Container, error) {
 		done:    make(chan struct{}),
 		env:     map[string]string{},
 	}
+	c.hangUp = func() {}
+	if closer, ok := cfg.Stdin.(io.Closer); ok && cfg.OpenStdin {
+		c.hangUp = func() { closer.Close() }
+	}
 	env := runtimeDefaults(cfg.Env, p.cfg.Hostname)
 	for _, kv := range env {
 		name, value, _ := strings.Cut(kv, "=")
 		c.env[name] = value
 	}
 	stdout, stderr := c.log.Writer(Stdout), c.log.Writer(Stderr)
+	if cfg.TTY {
+		stdout = &crlfWriter{w: stdout}
+		stderr = stdout
+	}
 	argv := cfg.Argv
 	if path.Base(argv[0]) == "busybox" {
 		argv = argv[1:]
@@ -176,6 +196,10 @@ func (p *Pod) Start(cfg ContainerConfig) (*Container, error) {
 			return c, nil
 		}
 		c.program = inv.program
+		if c.program == nil && cfg.OpenStdin {
+			c.proc.shell = inv.name
+			return c.converse(env, inv, stdout, stderr)
+		}
 		if c.program == nil {
 			// sh reading its script from standard input.
 			data, _ := readAll(context.Background(), orEmpty(cfg.Stdin))
@@ -206,6 +230,34 @@ func (p *Pod) Start(cfg ContainerConfig) (*Container, error) {
 	c.runner = r
 	c.running = true
 	go c.loop()
+	return c, nil
+}
+
+// converse runs a shell reading its commands from an open stdin as they
+// come (stdin: true), on a goroutine of its own until exit or EOF; the
+// container's end (a kill) hangs up: stdin is closed, ending the read.
+func (c *Container) converse(env []string, inv *shellInvocation, stdout, stderr io.Writer) (*Container, error) {
+	r, err := c.proc.newRunner(env, c.cfg.WorkingDir, inv.runnerParams(), shellIO{nil, stdout, stderr})
+	if err != nil {
+		fmt.Fprintf(stderr, "sh: %v\n", err)
+		c.finish(2)
+		return c, nil
+	}
+	in := orEmpty(c.cfg.Stdin)
+	if c.cfg.TTY {
+		in = &ttyInput{r: in, echo: stdout}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.runner = r
+	c.running = true // signals run no trap here: only a kill ends it
+	closeStdin := c.hangUp
+	c.hangUp = func() {
+		cancel()
+		closeStdin()
+	}
+	go func() {
+		c.finish(c.proc.interactive(ctx, r, in, stdout, stderr, c.cfg.TTY || inv.interactive))
+	}()
 	return c, nil
 }
 
@@ -261,6 +313,7 @@ func (c *Container) finish(code int) {
 	c.result = Result{ExitCode: code, Reason: reason, StartedAt: c.started, FinishedAt: c.pod.cfg.Clock.Now()}
 	result := c.result
 	c.mu.Unlock()
+	c.hangUp()
 	close(c.done)
 	if c.cfg.OnExit != nil {
 		c.cfg.OnExit(result)
