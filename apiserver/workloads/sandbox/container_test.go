@@ -430,7 +430,7 @@ func TestOpenStdinShellKilledWhileWaiting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitForLog(t, c, "/ # ") // the tty's prompt
+	waitForLog(t, c, "/ # ")  // the tty's prompt
 	c.Signal(syscall.SIGTERM) // PID 1 ignores it
 	if _, ended := c.Result(); ended {
 		t.Fatal("SIGTERM ended PID 1, which does not handle it")
