@@ -1,14 +1,19 @@
 package controlplane_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/remotecommand"
 	utilptr "k8s.io/utils/ptr"
 )
 
@@ -25,8 +30,8 @@ func ephemeralStatus(p *corev1.Pod, name string) (corev1.ContainerStatus, bool) 
 // kubectl debug's ephemeral containers run in the pod's sandbox: one with
 // a command runs it (its exit code in its status, its output in kubectl
 // logs -c), one with an open stdin (kubectl debug -it) keeps its shell
-// running, and kubectl exec reaches it; the pod's own containers and
-// readiness are untouched.
+// running, kubectl exec reaches it and attach sessions type into it; the
+// pod's own containers and readiness are untouched.
 func TestKubeletEphemeralContainers(t *testing.T) {
 	s, cs := startWorkloads(t, 1)
 	ctx := context.Background()
@@ -88,6 +93,68 @@ func TestKubeletEphemeralContainers(t *testing.T) {
 	// Its log is served (the prompt waits in a partial line).
 	s.mustKubectl(t, "logs", "target", "-c", "shell")
 
+	// Attached with a terminal (kubectl debug -it / kubectl attach -it;
+	// through client-go, as kubectl needs a real terminal for -t), a
+	// session types into the shell and sees its echo, output and prompt;
+	// without stdinOnce the shell outlives the session, and a second one
+	// ends it.
+	attach := func(websocket bool, input string) (string, error) {
+		cfg := s.restConfig(false)
+		url := cs.CoreV1().RESTClient().Post().Resource("pods").Namespace("default").Name("target").SubResource("attach").
+			VersionedParams(&corev1.PodAttachOptions{Container: "shell", Stdin: true, Stdout: true, TTY: true}, scheme.ParameterCodec).URL()
+		exec, err := remotecommand.NewSPDYExecutor(cfg, "POST", url)
+		if websocket {
+			exec, err = remotecommand.NewWebSocketExecutor(cfg, "GET", url.String())
+		}
+		if err != nil {
+			return "", err
+		}
+		var out syncBuffer
+		streamCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		err = exec.StreamWithContext(streamCtx, remotecommand.StreamOptions{Stdin: strings.NewReader(input), Stdout: &out, Tty: true})
+		return out.String(), err
+	}
+	// The first session's stdin ends; the session lasts until its client
+	// goes (here, its context's end).
+	if out, _ := attach(true, "echo hi\n"); out != "echo hi\r\nhi\r\n/ # " {
+		t.Errorf("attach -it over websockets: %q, want the echo, hi and the prompt", out)
+	}
+	if _, err := pods.Get(ctx, "target", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := attach(false, "echo bye\nexit 4\n"); err != nil || !strings.Contains(out, "bye\r\n") {
+		t.Errorf("attach -it over SPDY: %v, %q", err, out)
+	}
+	p = waitPod(t, cs, "default", "target", "the debug shell ended", func(p *corev1.Pod) bool {
+		e, ok := ephemeralStatus(p, "shell")
+		return ok && e.State.Terminated != nil
+	})
+	if e, _ := ephemeralStatus(p, "shell"); e.State.Terminated.ExitCode != 4 {
+		t.Errorf("debug shell ended %+v, want exit 4", e.State.Terminated)
+	}
+
+	// kubectl debug -i: kubectl attaches to the new container's stdin, over
+	// websockets and SPDY.
+	for i, env := range [][]string{nil, {"KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false"}} {
+		name := fmt.Sprintf("interactive%d", i)
+		r := s.kubectl(t, env, "echo typed in $HOSTNAME\nexit 3\n", "debug", "target", "-i", "--image=busybox", "--container="+name, "--profile=general")
+		if r.Code != 0 || !strings.Contains(r.Stdout, "typed in target\n") {
+			t.Errorf("%v kubectl debug -i: exit %d, %q, %s", env, r.Code, r.Stdout, r.Stderr)
+		}
+		waitPod(t, cs, "default", "target", name+" ended with 3", func(p *corev1.Pod) bool {
+			e, ok := ephemeralStatus(p, name)
+			return ok && e.State.Terminated != nil && e.State.Terminated.ExitCode == 3
+		})
+	}
+
+	// kubectl run -i --rm: the pod's stdin is open once (stdinOnce), kubectl
+	// attaches, and the container's exit code is kubectl's.
+	r := s.kubectl(t, nil, "echo from the runner\nexit 2\n", "run", "runner", "-i", "--rm", "--restart=Never", "--image=busybox", "--", "sh")
+	if r.Code != 2 || !strings.Contains(r.Stdout, "from the runner\n") {
+		t.Errorf("kubectl run -i --rm: exit %d, %q, %s", r.Code, r.Stdout, r.Stderr)
+	}
+
 	// The debug shell stops with the pod.
 	if err := pods.Delete(ctx, "target", metav1.DeleteOptions{GracePeriodSeconds: utilptr.To[int64](1)}); err != nil {
 		t.Fatal(err)
@@ -99,4 +166,23 @@ func TestKubeletEphemeralContainers(t *testing.T) {
 		}
 		return false, err
 	})
+}
+
+// syncBuffer is a bytes.Buffer that a stream's goroutines may still write
+// while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

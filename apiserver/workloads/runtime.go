@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"path"
 	"strings"
@@ -307,15 +306,11 @@ func (k *kubelet) runContainer(ctx context.Context, node *simNode, pod *corev1.P
 		fsys.ReadOnlyRoot()
 	}
 	fsys.RunAs(runAs(pod, c))
-	var stdin io.Reader
-	if c.Stdin {
-		// stdin: true keeps the container's stdin open (for attach): a
-		// shell waits on it for commands rather than ending at EOF.
-		stdin, _ = io.Pipe()
-	}
 	run, err := p.world.Start(sandbox.ContainerConfig{
 		Argv: argv, Env: env, WorkingDir: c.WorkingDir, FS: fsys,
-		Stdin: stdin, OpenStdin: c.Stdin, TTY: c.TTY,
+		// stdin: true keeps the container's stdin open for attach: a
+		// shell waits on it for commands rather than ending at EOF.
+		OpenStdin: c.Stdin, StdinOnce: c.StdinOnce, TTY: c.TTY,
 		SharedProcessNamespace: pod.Spec.ShareProcessNamespace != nil && *pod.Spec.ShareProcessNamespace,
 		OnExit:                 func(sandbox.Result) { k.queue.Add(key) },
 	})

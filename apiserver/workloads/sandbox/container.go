@@ -62,12 +62,15 @@ type ContainerConfig struct {
 	FS *FS
 	// Stdin is the container's standard input (nil: none).
 	Stdin io.Reader
-	// OpenStdin is the container's stdin: true: Stdin is a stream kept
-	// open (by attach), so a shell without a script reads and runs its
-	// commands as they come, until exit or EOF, rather than reading them
-	// all first. Stdin is closed, if it is an io.Closer, when the
-	// container ends.
+	// OpenStdin is the container's stdin: true: its stdin is a stream
+	// kept open, so a shell without a script reads and runs its commands
+	// as they come, until exit or EOF, rather than reading them all
+	// first. Without Stdin, it is a pipe that Attach sessions write to.
+	// Stdin is closed, if it is an io.Closer, when the container ends.
 	OpenStdin bool
+	// StdinOnce is the container's stdinOnce: the open stdin is closed
+	// when the first Attach session's stdin ends.
+	StdinOnce bool
 	// TTY is the container's tty: true: the shell prompts, its input is
 	// echoed, output lines end in CR LF and stderr goes to stdout.
 	TTY bool
@@ -126,6 +129,8 @@ type Container struct {
 	// resetStatus makes $? 0 after a parked sleep, as the sleep succeeded.
 	resetStatus bool
 	result      Result
+	// stdin is the writing end of an open stdin that Attach writes to.
+	stdin *io.PipeWriter
 	// hangUp closes an open stdin when the container ends, ending what
 	// reads it.
 	hangUp func()
@@ -163,7 +168,12 @@ func (p *Pod) Start(cfg ContainerConfig) (*Container, error) {
 	if cfg.Log == nil {
 		cfg.Log = NewLog(p.cfg.Clock, 0)
 	}
+	var stdinWriter *io.PipeWriter
+	if cfg.OpenStdin && cfg.Stdin == nil {
+		cfg.Stdin, stdinWriter = io.Pipe()
+	}
 	c := &Container{
+		stdin: stdinWriter,
 		pod: p, cfg: cfg, log: cfg.Log,
 		proc:    newProcess(p, cfg.FS, 1, 0),
 		started: p.cfg.Clock.Now(),

@@ -56,6 +56,9 @@ type Log struct {
 	pending [2][]byte
 	pendAt  [2]time.Time
 	changed chan struct{}
+	// attached are the attach sessions receiving what is written, as it
+	// is written (a new slice on each change).
+	attached []*attachment
 }
 
 // NewLog returns an empty log keeping at most limit bytes (0: the default).
@@ -76,6 +79,7 @@ type streamWriter struct {
 
 func (w *streamWriter) Write(p []byte) (int, error) {
 	w.log.write(w.stream, p)
+	w.log.tee(w.stream, p)
 	return len(p), nil
 }
 
