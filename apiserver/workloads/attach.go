@@ -78,4 +78,3 @@ func (e sandboxExecutor) AttachContainer(ctx context.Context, _, _, container st
 	run.Attach(ctx, stdin, stdout, stderr)
 	return nil
 }
-

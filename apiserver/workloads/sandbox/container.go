@@ -173,8 +173,7 @@ func (p *Pod) Start(cfg ContainerConfig) (*Container, error) {
 		cfg.Stdin, stdinWriter = io.Pipe()
 	}
 	c := &Container{
-		stdin: stdinWriter,
-		pod: p, cfg: cfg, log: cfg.Log,
+		pod: p, cfg: cfg, log: cfg.Log, stdin: stdinWriter,
 		proc:    newProcess(p, cfg.FS, 1, 0),
 		started: p.cfg.Clock.Now(),
 		done:    make(chan struct{}),

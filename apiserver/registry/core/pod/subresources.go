@@ -60,8 +60,8 @@ func InstallSubresources(reg *registry.Registry, containers func() Containers) {
 		return c
 	}
 	reg.SetConnectSubresources(pods.GVR, map[string]*registry.ConnectSubresource{
-		"log":  stream("Pod", []string{"get"}, "pod %q has no container logs", Containers.ServeLog),
-		"exec": stream("PodExecOptions", registry.StreamVerbs, "cannot exec into pod %q", Containers.ServeExec),
+		"log":    stream("Pod", []string{"get"}, "pod %q has no container logs", Containers.ServeLog),
+		"exec":   stream("PodExecOptions", registry.StreamVerbs, "cannot exec into pod %q", Containers.ServeExec),
 		"attach": stream("PodAttachOptions", registry.StreamVerbs, "cannot attach to pod %q", Containers.ServeAttach),
 		"portforward": connect("PodPortForwardOptions", registry.StreamVerbs, func(_, name string) error {
 			return registry.NoRuntime(fmt.Sprintf("cannot port-forward to pod %q", name))
