@@ -104,6 +104,10 @@ type kubelet struct {
 	mountErrors map[types.UID]string
 	killed      map[string]time.Time
 	told        map[string]struct{}
+	// postStarts are the container runs' postStart hooks (by startKey);
+	// stopping, each deleted pod's preStop hooks. Both under mu.
+	postStarts map[string]*hookRun
+	stopping   map[types.UID]*stopping
 }
 
 func newKubelet(m *Machinery, nodes []*simNode, pods cache.SharedIndexInformer) (*kubelet, error) {
@@ -177,6 +181,12 @@ func (k *kubelet) forget(obj any) {
 			delete(k.told, key)
 		}
 	}
+	for key := range k.postStarts {
+		if strings.HasPrefix(key, prefix) {
+			delete(k.postStarts, key)
+		}
+	}
+	delete(k.stopping, pod.UID)
 	delete(k.deleting, string(pod.UID))
 	for key := range k.pulls {
 		if strings.HasPrefix(key, string(pod.UID)+"_") {
@@ -318,30 +328,30 @@ func (k *kubelet) terminate(ctx context.Context, node *simNode, pod *corev1.Pod,
 				events = append(events, podEvent{path: containerPath(c.Name), reason: "Killing", message: "Stopping container " + c.Name})
 			}
 			node.emit(pod, events)
-			if run != nil {
-				grace := 30 * time.Second
-				if g := pod.DeletionGracePeriodSeconds; g != nil {
-					grace = time.Duration(*g) * time.Second
-				}
-				k.stop(pod, run, grace)
-			}
-		}
-		wait := shutdownTime
-		if g := pod.DeletionGracePeriodSeconds; g != nil && time.Duration(*g)*time.Second < wait {
-			wait = time.Duration(*g) * time.Second
-		}
-		// Interpreted containers get the whole grace period to end after
-		// SIGTERM before they are killed.
-		if run != nil {
-			wait = 30 * time.Second
+			grace := 30 * time.Second
 			if g := pod.DeletionGracePeriodSeconds; g != nil {
-				wait = time.Duration(*g) * time.Second
+				grace = time.Duration(*g) * time.Second
 			}
-			if run.allEnded() {
-				wait = 0
-			}
+			k.stop(pod, run, grace)
 		}
-		if left := seen.Add(wait).Sub(now); left > 0 {
+		grace := 30 * time.Second
+		if g := pod.DeletionGracePeriodSeconds; g != nil {
+			grace = time.Duration(*g) * time.Second
+		}
+		// The preStop hooks run first (within the grace period); then
+		// simulated containers stop after shutdownTime, and interpreted
+		// ones get the rest of the grace period to end after SIGTERM
+		// before they are killed.
+		hooked, hooksEnded := k.stopped(pod.UID)
+		end := seen.Add(grace)
+		switch {
+		case !hooked:
+		case run == nil:
+			end = minTime(end, maxTime(seen, hooksEnded).Add(shutdownTime))
+		case run.allEnded():
+			end = now
+		}
+		if left := end.Sub(now); left > 0 {
 			return left, nil
 		}
 		if run != nil {
@@ -511,10 +521,14 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, e
 		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 		switch {
 		case sidecar:
-			if cs.State.Running == nil {
+			held := k.postStartHolds(pod, &cs, initPath(c.Name), events)
+			if !held && cs.State.Running == nil {
 				k.start(pod, &cs, now, initPath(c.Name), events)
+				held = k.postStartHolds(pod, &cs, initPath(c.Name), events)
 			}
-			k.probe(pod, c, &cs, initPath(c.Name), now, soon)
+			if !held {
+				k.probe(pod, c, &cs, initPath(c.Name), now, soon)
+			}
 			if !*cs.Started {
 				// The next init container waits for the sidecar to start.
 				initDone = false
@@ -684,6 +698,9 @@ func (k *kubelet) stepContainer(pod *corev1.Pod, c *corev1.Container, cs *corev1
 		}
 		return true
 	}
+	if k.postStartHolds(pod, cs, path, events) {
+		return
+	}
 	switch {
 	case cs.State.Terminated != nil:
 		// Finished for good (the pod's restart policy said so).
@@ -729,6 +746,9 @@ func (k *kubelet) stepContainer(pod *corev1.Pod, c *corev1.Container, cs *corev1
 				}
 			}
 		}
+	}
+	if k.postStartHolds(pod, cs, path, events) {
+		return // a run just started waits for its postStart hook
 	}
 	cs.Started = ptr.To(false)
 	cs.Ready = false
@@ -781,6 +801,20 @@ func (k *kubelet) exceedDeadline(pod *corev1.Pod, st *corev1.PodStatus, now time
 		}
 	}
 	*events = append(*events, podEvent{warning: true, reason: "DeadlineExceeded", message: message})
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func backOff(restarts int32) time.Duration {
@@ -899,6 +933,7 @@ func (k *kubelet) start(pod *corev1.Pod, cs *corev1.ContainerStatus, now time.Ti
 	k.mu.Lock()
 	k.started[startKey(pod, cs)] = now
 	k.mu.Unlock()
+	k.postStart(pod, cs, path)
 }
 
 // interpretedSpec is the spec of the container at path

@@ -318,7 +318,6 @@ func (k *kubelet) runContainer(ctx context.Context, node *simNode, pod *corev1.P
 		return &startError{reason: "RunContainerError", event: "Failed", message: "Error: " + err.Error()}
 	}
 	p.started(fieldPath, restartCount, run)
-	k.postStart(pod, c, fieldPath, run)
 	return nil
 }
 
