@@ -521,10 +521,10 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, e
 		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 		switch {
 		case sidecar:
-			held := k.postStartHolds(pod, &cs, initPath(c.Name), events)
+			held := k.postStartHolds(pod, c, &cs, initPath(c.Name), events)
 			if !held && cs.State.Running == nil {
 				k.start(pod, &cs, now, initPath(c.Name), events)
-				held = k.postStartHolds(pod, &cs, initPath(c.Name), events)
+				held = k.postStartHolds(pod, c, &cs, initPath(c.Name), events)
 			}
 			if !held {
 				k.probe(pod, c, &cs, initPath(c.Name), now, soon)
@@ -698,7 +698,7 @@ func (k *kubelet) stepContainer(pod *corev1.Pod, c *corev1.Container, cs *corev1
 		}
 		return true
 	}
-	if k.postStartHolds(pod, cs, path, events) {
+	if k.postStartHolds(pod, c, cs, path, events) {
 		return
 	}
 	switch {
@@ -747,7 +747,7 @@ func (k *kubelet) stepContainer(pod *corev1.Pod, c *corev1.Container, cs *corev1
 			}
 		}
 	}
-	if k.postStartHolds(pod, cs, path, events) {
+	if k.postStartHolds(pod, c, cs, path, events) {
 		return // a run just started waits for its postStart hook
 	}
 	cs.Started = ptr.To(false)

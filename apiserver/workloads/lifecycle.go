@@ -172,7 +172,9 @@ func (k *kubelet) postStart(pod *corev1.Pod, cs *corev1.ContainerStatus, path st
 			return
 		}
 		deadline := time.Now().Add(grace)
-		<-k.preStop(pod, c, run, path, grace)
+		if hook := k.preStop(pod, c, run, path, grace); hook != nil {
+			<-hook
+		}
 		time.AfterFunc(time.Until(deadline), run.Kill)
 	}()
 }
@@ -181,7 +183,10 @@ func (k *kubelet) postStart(pod *corev1.Pod, cs *corev1.ContainerStatus, path st
 // runs: its status then waits (ContainerCreating), without the run's
 // container ID, as the status a kubelet blocked in the hook last wrote;
 // once the hook is over, the status is the run's again.
-func (k *kubelet) postStartHolds(pod *corev1.Pod, cs *corev1.ContainerStatus, path string, events *[]podEvent) bool {
+func (k *kubelet) postStartHolds(pod *corev1.Pod, c *corev1.Container, cs *corev1.ContainerStatus, path string, events *[]podEvent) bool {
+	if c.Lifecycle == nil || c.Lifecycle.PostStart == nil {
+		return false
+	}
 	if cs.State.Running == nil && (cs.State.Waiting == nil || cs.State.Waiting.Reason != "ContainerCreating") {
 		return false // ended, or waiting to restart
 	}
@@ -228,19 +233,18 @@ func (k *kubelet) markKilled(key string, at time.Time) {
 }
 
 // preStop runs the container's preStop hook, if any, and then sends an
-// interpreted run SIGTERM; the channel is closed once the hook is over or
-// the grace period has passed (the kubelet stops waiting for it then;
-// a sleep hook cut short there is no failure, as the kubelet's goes on
-// unwatched).
+// interpreted run SIGTERM. The channel (nil: no hook) is closed once the
+// hook is over or the grace period has passed (the kubelet stops waiting
+// for it then; a sleep hook cut short there is no failure, as the
+// kubelet's goes on unwatched).
 func (k *kubelet) preStop(pod *corev1.Pod, c *corev1.Container, run *sandbox.Container, path string, grace time.Duration) <-chan struct{} {
-	done := make(chan struct{})
 	if c == nil || c.Lifecycle == nil || c.Lifecycle.PreStop == nil || grace <= 0 {
 		if run != nil {
 			run.Signal(syscall.SIGTERM)
 		}
-		close(done)
-		return done
+		return nil
 	}
+	done := make(chan struct{})
 	hook := c.Lifecycle.PreStop
 	node := k.ours(pod)
 	go func() {
@@ -268,15 +272,9 @@ type stopping struct {
 
 // stop ends a deleted pod's running containers as the kubelet does: each
 // runs its preStop hook (within the grace period), then an interpreted
-// one gets SIGTERM; the pod is looked at again once every hook is over.
+// one gets SIGTERM; a pod with hooks is looked at again once every hook
+// is over.
 func (k *kubelet) stop(pod *corev1.Pod, p *podRuntime, grace time.Duration) {
-	s := &stopping{done: make(chan struct{})}
-	k.mu.Lock()
-	if k.stopping == nil {
-		k.stopping = map[types.UID]*stopping{}
-	}
-	k.stopping[pod.UID] = s
-	k.mu.Unlock()
 	var hooks []<-chan struct{}
 	signalled := map[*sandbox.Container]bool{}
 	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses, pod.Status.EphemeralContainerStatuses} {
@@ -289,7 +287,9 @@ func (k *kubelet) stop(pod *corev1.Pod, p *podRuntime, grace time.Duration) {
 			if p != nil {
 				run = p.run(path, cs.RestartCount)
 			}
-			hooks = append(hooks, k.preStop(pod, containerSpec(pod, path), run, path, grace))
+			if hook := k.preStop(pod, containerSpec(pod, path), run, path, grace); hook != nil {
+				hooks = append(hooks, hook)
+			}
 			signalled[run] = true
 		}
 	}
@@ -300,6 +300,16 @@ func (k *kubelet) stop(pod *corev1.Pod, p *podRuntime, grace time.Duration) {
 			}
 		}
 	}
+	if len(hooks) == 0 {
+		return
+	}
+	s := &stopping{done: make(chan struct{})}
+	k.mu.Lock()
+	if k.stopping == nil {
+		k.stopping = map[types.UID]*stopping{}
+	}
+	k.stopping[pod.UID] = s
+	k.mu.Unlock()
 	go func() {
 		for _, h := range hooks {
 			<-h
