@@ -127,6 +127,9 @@ func (m *Machinery) serveSPDY(w http.ResponseWriter, r *http.Request, uid types.
 		execIdleTimeout, remotecommand.DefaultStreamCreationTimeout, remotecommand.SupportedStreamingProtocols)
 }
 
+// execStartDelay is how long an exec takes to start.
+const execStartDelay = 20 * time.Millisecond
+
 // sandboxExecutor runs exec commands in a container's sandbox, and
 // attaches sessions to its containers.
 type sandboxExecutor struct {
@@ -139,6 +142,15 @@ func (e sandboxExecutor) ExecInContainer(ctx context.Context, _, _, container st
 	run, err := e.m.runningContainer("cannot exec", e.uid, e.pod, container)
 	if err != nil {
 		return err
+	}
+	// A container runtime takes some tens of milliseconds to start an
+	// exec; the sandbox takes microseconds, and kubectl before 1.34 drops
+	// websocket output that arrives before it has set up its streams
+	// (kubernetes#131189: "Unknown stream id 1, discarding message").
+	select {
+	case <-time.After(execStartDelay):
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	var stdout, stderr io.Writer
 	if out != nil {
