@@ -25,16 +25,6 @@ func (a *attachment) write(s Stream, p []byte) {
 	}
 }
 
-// tee gives what a stream wrote to the attached sessions.
-func (l *Log) tee(s Stream, p []byte) {
-	l.mu.Lock()
-	attached := l.attached
-	l.mu.Unlock()
-	for _, a := range attached {
-		a.write(s, p)
-	}
-}
-
 func (l *Log) attach(a *attachment) (detach func()) {
 	l.mu.Lock()
 	l.attached = append(slices.Clip(l.attached), a)

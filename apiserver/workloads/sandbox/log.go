@@ -78,15 +78,18 @@ type streamWriter struct {
 }
 
 func (w *streamWriter) Write(p []byte) (int, error) {
-	w.log.write(w.stream, p)
-	w.log.tee(w.stream, p)
+	for _, a := range w.log.write(w.stream, p) {
+		a.write(w.stream, p)
+	}
 	return len(p), nil
 }
 
 // Writer returns the writer a container's stream goes to.
 func (l *Log) Writer(s Stream) io.Writer { return &streamWriter{log: l, stream: s} }
 
-func (l *Log) write(s Stream, p []byte) {
+// write adds what a stream wrote; it returns the attach sessions to give
+// it to.
+func (l *Log) write(s Stream, p []byte) []*attachment {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.clock.Now()
@@ -116,6 +119,7 @@ func (l *Log) write(s Stream, p []byte) {
 	if added {
 		l.notifyLocked()
 	}
+	return l.attached
 }
 
 func (l *Log) appendLine(line LogLine) {
