@@ -24,6 +24,7 @@ import (
 	"github.com/devplane/devplane/apiserver/printers"
 	"github.com/devplane/devplane/apiserver/registry"
 	"github.com/devplane/devplane/apiserver/registry/core/componentstatus"
+	"github.com/devplane/devplane/apiserver/registry/core/namespace"
 	"github.com/devplane/devplane/apiserver/registry/core/node"
 	"github.com/devplane/devplane/apiserver/registry/core/pod"
 	"github.com/devplane/devplane/apiserver/registry/core/service"
@@ -92,6 +93,7 @@ func (cp *ControlPlane) installCoreAPI() error {
 	pod.InstallBinding(reg)
 	pod.InstallSubresources(reg, cp.podContainers)
 	pod.InstallEviction(reg)
+	namespace.InstallFinalize(reg)
 	node.InstallProxy(reg)
 	service.InstallProxy(reg)
 	componentstatus.Install(reg, componentstatus.Components{EtcdReady: cp.Etcd.Ready,
