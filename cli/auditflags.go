@@ -38,6 +38,17 @@ func (f *auditFlags) flags() []cli.Flag {
 				Usage: "maximum number of requests sent at the same moment if ThrottleQPS was not utilized before (batch mode)"},
 		}
 	}
+	truncate := func(backend string, t *audit.TruncateOptions, def audit.TruncateOptions) []cli.Flag {
+		p := "audit-" + backend + "-truncate-"
+		return []cli.Flag{
+			&cli.BoolFlag{Name: p + "enabled", Category: cat, Destination: &t.Enabled,
+				Usage: "whether event and batch truncating is enabled"},
+			&cli.Int64Flag{Name: p + "max-batch-size", Value: def.MaxBatchSize, Category: cat, Destination: &t.MaxBatchSize,
+				Usage: "maximum size in bytes of the batch sent to the underlying backend; a larger batch is split"},
+			&cli.Int64Flag{Name: p + "max-event-size", Value: def.MaxEventSize, Category: cat, Destination: &t.MaxEventSize,
+				Usage: "maximum size in bytes of an audit event sent to the underlying backend: a larger one loses its request and response, or is dropped if that is not enough"},
+		}
+	}
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "audit-policy-file", Category: cat, Destination: &o.PolicyFile,
 			Usage: "an audit.k8s.io/v1 Policy: which requests are written to the audit log or webhook, at which level"},
@@ -55,6 +66,10 @@ func (f *auditFlags) flags() []cli.Flag {
 			Usage: "gzip the rotated log files"},
 		&cli.StringFlag{Name: "audit-log-mode", Value: d.LogMode, Category: cat, Destination: &o.LogMode,
 			Usage: "batch (buffered, written in the background) or blocking (each event written before the request goes on)"},
+		&cli.StringFlag{Name: "audit-log-version", Value: d.LogVersion, Category: cat, Destination: &o.LogVersion,
+			Usage: "API group and version used for serializing audit events written to the log (audit.k8s.io/v1)"},
+		&cli.StringFlag{Name: "audit-webhook-version", Value: d.WebhookVersion, Category: cat, Destination: &o.WebhookVersion,
+			Usage: "API group and version used for serializing audit events sent to the webhook (audit.k8s.io/v1)"},
 		&cli.StringFlag{Name: "audit-webhook-config-file", Category: cat, Destination: &o.WebhookConfigFile,
 			Usage: "a kubeconfig-formatted file naming the audit webhook to send events to"},
 		&cli.DurationFlag{Name: "audit-webhook-initial-backoff", Value: d.WebhookInitialBackoff, Category: cat, Destination: &o.WebhookInitialBackoff,
@@ -65,7 +80,9 @@ func (f *auditFlags) flags() []cli.Flag {
 			Usage: "how many recent requests devplane requests can show (always kept, in memory)"},
 	}
 	flags = append(flags, batch("log", &o.LogBatch, d.LogBatch, &f.logThrottle, &f.logThrottleQPS)...)
-	return append(flags, batch("webhook", &o.WebhookBatch, d.WebhookBatch, &f.webhookThrottle, &f.webhookThrottleQPS)...)
+	flags = append(flags, batch("webhook", &o.WebhookBatch, d.WebhookBatch, &f.webhookThrottle, &f.webhookThrottleQPS)...)
+	flags = append(flags, truncate("log", &o.LogTruncate, d.LogTruncate)...)
+	return append(flags, truncate("webhook", &o.WebhookTruncate, d.WebhookTruncate)...)
 }
 
 // options are the flags' values as audit.Options.

@@ -303,6 +303,10 @@ func TestBadFlagsGiveOneClearLine(t *testing.T) {
 		{"audit log without a policy", []string{"--audit-log-path", "-"}, "--audit-policy-file: an audit policy is needed to write audit events"},
 		{"empty audit policy", []string{"--audit-policy-file", file, "--audit-log-path", "-"}, "--audit-policy-file " + file + ": "},
 		{"bad audit log format", []string{"--audit-log-format", "xml"}, `--audit-log-format "xml": use json or legacy`},
+		{"old audit log version", []string{"--audit-log-version", "audit.k8s.io/v1beta1"}, `--audit-log-version "audit.k8s.io/v1beta1": invalid group version, allowed versions are ["audit.k8s.io/v1"]`},
+		{"bad audit webhook version", []string{"--audit-webhook-version", "a/b/c"}, `--audit-webhook-version "a/b/c": unexpected GroupVersion string: a/b/c`},
+		{"bad audit truncate event size", []string{"--audit-log-truncate-max-event-size", "0"}, "--audit-log-truncate-max-event-size: invalid audit truncate log max event size 0, must be a positive number"},
+		{"audit truncate batch below event", []string{"--audit-webhook-truncate-max-batch-size", "1000"}, "--audit-webhook-truncate-max-batch-size: invalid audit truncate webhook max batch size 1000, must be greater than max event size (102400)"},
 		{"negative history retention", []string{"--history-retention", "-1s"}, "--history-retention -1s: use a positive duration such as 1h"},
 		{"bad history bound", []string{"--history-max-revisions", "-5"}, "--history-max-revisions -5: use a positive count, or -1 for no bound"},
 	}

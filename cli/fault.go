@@ -91,7 +91,8 @@ func faultAddCommand(target func(...cli.Flag) []cli.Flag, client func(*cli.Conte
 	var f faults.Fault
 	var verbs, resources, namespaces, names, users, agents, managers cli.StringSlice
 	var watchAfter int
-	var watchGone bool
+	var watchGone, webhookTimeout bool
+	var webhooks cli.StringSlice
 	return &cli.Command{
 		Name:      "add",
 		Usage:     "add a fault (each unset match flag matches anything)",
@@ -109,6 +110,8 @@ func faultAddCommand(target func(...cli.Flag) []cli.Flag, client func(*cli.Conte
 			&cli.DurationFlag{Name: "delay", Destination: &f.Delay, Usage: "hold matched requests this long"},
 			&cli.IntFlag{Name: "end-watch-after", Value: -1, DefaultText: "off", Destination: &watchAfter, Usage: "end matched watches after this many events"},
 			&cli.BoolFlag{Name: "gone", Destination: &watchGone, Usage: "end matched watches with 410 Gone (after --end-watch-after events, else at once)"},
+			&cli.BoolFlag{Name: "webhook-timeout", Destination: &webhookTimeout, Usage: "the admission webhooks called for matched requests time out (their failurePolicy decides)"},
+			&cli.StringSliceFlag{Name: "webhook", Destination: &webhooks, Usage: "with --webhook-timeout: only this webhook, by its name in its configuration (repeatable)"},
 			&cli.IntFlag{Name: "times", Destination: &f.Times, Usage: "inject only this many times"},
 			&cli.IntFlag{Name: "every", Destination: &f.Every, Usage: "inject on every Nth match only"},
 			&cli.Float64Flag{Name: "probability", Destination: &f.Probability, Usage: "inject with this probability (0 to 1)"},
@@ -124,6 +127,11 @@ func faultAddCommand(target func(...cli.Flag) []cli.Flag, client func(*cli.Conte
 			f.Users, f.UserAgents, f.FieldManagers = users.Value(), agents.Value(), managers.Value()
 			if watchAfter >= 0 || watchGone {
 				f.Watch = &faults.WatchEnd{AfterEvents: max(watchAfter, 0), Gone: watchGone}
+			}
+			if webhookTimeout {
+				f.WebhookTimeout = &faults.WebhookTimeout{Webhooks: webhooks.Value()}
+			} else if len(webhooks.Value()) > 0 {
+				return exitf(1, "error: --webhook names the webhooks --webhook-timeout times out: add --webhook-timeout")
 			}
 			if err := f.Validate(); err != nil {
 				return exitf(1, "error: %v", err)
@@ -206,6 +214,13 @@ func describeAction(f *faults.Fault) string {
 			end += " with 410 Gone"
 		}
 		parts = append(parts, end)
+	}
+	if wt := f.WebhookTimeout; wt != nil {
+		which := "every webhook"
+		if len(wt.Webhooks) > 0 {
+			which = strings.Join(wt.Webhooks, ", ")
+		}
+		parts = append(parts, "time out "+which)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,5 +59,18 @@ func TestFaultAddListRm(t *testing.T) {
 	}
 	if _, err := devplaneIn(t, "fault", "add", "--kubeconfig", kc, "--error", "418", "teapot"); err == nil {
 		t.Error("add accepted error 418")
+	}
+
+	// Webhook time-outs reach the server as the rule's webhookTimeout.
+	out, err = devplaneIn(t, "fault", "add", "--kubeconfig", kc, "--webhook-timeout", "--webhook", "vwidget.example.com", "slow-hook")
+	if err != nil || !strings.Contains(out, "added slow-hook: time out vwidget.example.com") {
+		t.Fatalf("add --webhook-timeout: %v, %q", err, out)
+	}
+	rules := env.ControlPlane().Faults().List()
+	if len(rules) != 1 || rules[0].WebhookTimeout == nil || !slices.Equal(rules[0].WebhookTimeout.Webhooks, []string{"vwidget.example.com"}) {
+		t.Errorf("rules after add --webhook-timeout: %+v", rules)
+	}
+	if _, err := devplaneIn(t, "fault", "add", "--kubeconfig", kc, "--webhook", "vwidget.example.com", "no-action"); err == nil {
+		t.Error("add accepted --webhook without --webhook-timeout")
 	}
 }

@@ -33,6 +33,7 @@ import (
 
 	"github.com/devplane/devplane/apiserver/audit"
 	"github.com/devplane/devplane/apiserver/authz"
+	"github.com/devplane/devplane/apiserver/faults"
 	"github.com/devplane/devplane/apiserver/internal/serviceaddr"
 )
 
@@ -351,6 +352,12 @@ func (w *Webhooks) call(ctx context.Context, h hook, a *Attributes, round int) (
 	client, err := w.client(h.clientConfig.CABundle, names)
 	if err != nil {
 		return false, &callError{name: h.name, reason: err}
+	}
+	if faults.WebhookTimesOut(ctx, h.name) {
+		// An injected fault: the webhook does not answer.
+		<-ctx.Done()
+		return false, &callError{name: h.name, reason: fmt.Errorf("failed to call webhook: %w",
+			&url.Error{Op: "Post", URL: u.String(), Err: ctx.Err()})}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
 	if err != nil {

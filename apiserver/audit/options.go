@@ -9,12 +9,14 @@ import (
 	"time"
 
 	"gopkg.in/natefinch/lumberjack.v2"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 	kaudit "k8s.io/apiserver/pkg/audit"
 	"k8s.io/apiserver/pkg/audit/policy"
 	"k8s.io/apiserver/pkg/util/webhook"
 	pluginbuffered "k8s.io/apiserver/plugin/pkg/audit/buffered"
 	pluginlog "k8s.io/apiserver/plugin/pkg/audit/log"
+	plugintruncate "k8s.io/apiserver/plugin/pkg/audit/truncate"
 	pluginwebhook "k8s.io/apiserver/plugin/pkg/audit/webhook"
 )
 
@@ -41,11 +43,15 @@ type Options struct {
 	LogCompress   bool
 	LogMode       string
 	LogBatch      BatchOptions
+	LogTruncate   TruncateOptions
+	LogVersion    string // --audit-log-version: the Events' group/version
 
 	WebhookConfigFile     string // --audit-webhook-config-file (a kubeconfig)
 	WebhookInitialBackoff time.Duration
 	WebhookMode           string
 	WebhookBatch          BatchOptions
+	WebhookTruncate       TruncateOptions
+	WebhookVersion        string // --audit-webhook-version
 
 	// RingSize is how many recent requests are kept (DefaultRingSize
 	// when 0).
@@ -62,16 +68,29 @@ type BatchOptions struct {
 	ThrottleBurst int
 }
 
+// TruncateOptions are the --audit-<backend>-truncate-* flags: with
+// Enabled, an event larger than MaxEventSize loses its request and
+// response objects (and is marked with the audit.k8s.io/truncated
+// annotation), or is dropped if that is not enough; batches larger than
+// MaxBatchSize are split. Sizes are bytes of the serialized event.
+type TruncateOptions struct {
+	Enabled      bool
+	MaxBatchSize int64
+	MaxEventSize int64
+}
+
 // kube-apiserver's defaults.
 const (
-	DefaultLogMaxAge          = 366
-	DefaultLogMaxBackups      = 100
-	DefaultLogMaxSize         = 100
-	DefaultBatchBufferSize    = 10000
-	DefaultBatchMaxSize       = 400
-	DefaultBatchMaxWait       = 30 * time.Second
-	DefaultBatchThrottleQPS   = 10
-	DefaultBatchThrottleBurst = 15
+	DefaultTruncateMaxBatchSize = 10 * 1024 * 1024
+	DefaultTruncateMaxEventSize = 100 * 1024
+	DefaultLogMaxAge            = 366
+	DefaultLogMaxBackups        = 100
+	DefaultLogMaxSize           = 100
+	DefaultBatchBufferSize      = 10000
+	DefaultBatchMaxSize         = 400
+	DefaultBatchMaxWait         = 30 * time.Second
+	DefaultBatchThrottleQPS     = 10
+	DefaultBatchThrottleBurst   = 15
 )
 
 // NewOptions are kube's defaults (what the flags show).
@@ -83,6 +102,10 @@ func NewOptions() Options {
 		WebhookInitialBackoff: pluginwebhook.DefaultInitialBackoffDelay, WebhookMode: ModeBatch,
 		WebhookBatch: BatchOptions{BufferSize: DefaultBatchBufferSize, MaxSize: DefaultBatchMaxSize,
 			MaxWait: DefaultBatchMaxWait, ThrottleQPS: DefaultBatchThrottleQPS, ThrottleBurst: DefaultBatchThrottleBurst},
+		LogTruncate:     TruncateOptions{MaxBatchSize: DefaultTruncateMaxBatchSize, MaxEventSize: DefaultTruncateMaxEventSize},
+		WebhookTruncate: TruncateOptions{MaxBatchSize: DefaultTruncateMaxBatchSize, MaxEventSize: DefaultTruncateMaxEventSize},
+		LogVersion:      auditv1.SchemeGroupVersion.String(),
+		WebhookVersion:  auditv1.SchemeGroupVersion.String(),
 	}
 }
 
@@ -107,6 +130,33 @@ func (o *Options) Complete() {
 	if o.WebhookBatch.BufferSize == 0 {
 		o.WebhookBatch = d.WebhookBatch
 	}
+	for _, t := range []*TruncateOptions{&o.LogTruncate, &o.WebhookTruncate} {
+		if t.MaxBatchSize == 0 && t.MaxEventSize == 0 {
+			t.MaxBatchSize, t.MaxEventSize = DefaultTruncateMaxBatchSize, DefaultTruncateMaxEventSize
+		}
+	}
+	if o.LogVersion == "" {
+		o.LogVersion = d.LogVersion
+	}
+	if o.WebhookVersion == "" {
+		o.WebhookVersion = d.WebhookVersion
+	}
+}
+
+// knownGroupVersions are the audit Event versions kube-apiserver writes.
+var knownGroupVersions = []schema.GroupVersion{auditv1.SchemeGroupVersion}
+
+// validateGroupVersion checks a --audit-<backend>-version, with
+// kube-apiserver's messages.
+func validateGroupVersion(s string) error {
+	gv, err := schema.ParseGroupVersion(s)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(knownGroupVersions, gv) {
+		return fmt.Errorf("invalid group version, allowed versions are %q", knownGroupVersions)
+	}
+	return nil
 }
 
 // Validate reports every problem, each named after its flag.
@@ -151,6 +201,22 @@ func (o *Options) Validate() []error {
 			add("--audit-%s-batch-throttle-qps and --audit-%s-batch-throttle-burst must be positive while throttling", b.name, b.name)
 		}
 	}
+	for _, b := range []struct {
+		name    string
+		t       TruncateOptions
+		version string
+	}{{"log", o.LogTruncate, o.LogVersion}, {"webhook", o.WebhookTruncate, o.WebhookVersion}} {
+		// kube-apiserver's checks and words.
+		if b.t.MaxEventSize <= 0 {
+			add("--audit-%s-truncate-max-event-size: invalid audit truncate %s max event size %v, must be a positive number", b.name, b.name, b.t.MaxEventSize)
+		} else if b.t.MaxBatchSize < b.t.MaxEventSize {
+			add("--audit-%s-truncate-max-batch-size: invalid audit truncate %s max batch size %v, must be greater than max event size (%v)",
+				b.name, b.name, b.t.MaxBatchSize, b.t.MaxEventSize)
+		}
+		if err := validateGroupVersion(b.version); err != nil {
+			add("--audit-%s-version %q: %v", b.name, b.version, err)
+		}
+	}
 	if o.WebhookConfigFile != "" {
 		if _, err := os.Stat(o.WebhookConfigFile); err != nil {
 			add("--audit-webhook-config-file: %v", err)
@@ -182,15 +248,18 @@ func (o *Options) NewAuditor() (*Auditor, error) {
 		if closer != nil {
 			closers = append(closers, closer)
 		}
-		backends = append(backends, wrap(pluginlog.NewBackend(w, o.LogFormat, auditv1.SchemeGroupVersion), o.LogMode, o.LogBatch, false))
+		gv, _ := schema.ParseGroupVersion(o.LogVersion)
+		b := wrap(pluginlog.NewBackend(w, o.LogFormat, gv), o.LogMode, o.LogBatch, false)
+		backends = append(backends, truncate(b, o.LogTruncate, gv))
 	}
 	if o.WebhookConfigFile != "" {
-		b, err := pluginwebhook.NewBackend(o.WebhookConfigFile, auditv1.SchemeGroupVersion,
+		gv, _ := schema.ParseGroupVersion(o.WebhookVersion)
+		b, err := pluginwebhook.NewBackend(o.WebhookConfigFile, gv,
 			webhook.DefaultRetryBackoffWithInitialDelay(o.WebhookInitialBackoff), nil)
 		if err != nil {
 			return nil, fmt.Errorf("--audit-webhook-config-file %s: %w", o.WebhookConfigFile, err)
 		}
-		backends = append(backends, wrap(b, o.WebhookMode, o.WebhookBatch, true))
+		backends = append(backends, truncate(wrap(b, o.WebhookMode, o.WebhookBatch, true), o.WebhookTruncate, gv))
 	}
 	backend := kaudit.Union(backends...)
 	if len(closers) > 0 {
@@ -229,6 +298,15 @@ func wrap(b kaudit.Backend, mode string, o BatchOptions, async bool) kaudit.Back
 		ThrottleEnable: !o.ThrottleOff, ThrottleQPS: o.ThrottleQPS, ThrottleBurst: o.ThrottleBurst,
 		AsyncDelegate: async,
 	})
+}
+
+// truncate puts kube's truncating backend in front of a backend (and its
+// batching), as kube-apiserver does, when enabled.
+func truncate(b kaudit.Backend, o TruncateOptions, gv schema.GroupVersion) kaudit.Backend {
+	if !o.Enabled {
+		return b
+	}
+	return plugintruncate.NewBackend(b, plugintruncate.Config{MaxBatchSize: o.MaxBatchSize, MaxEventSize: o.MaxEventSize}, gv)
 }
 
 // closingBackend closes the log file once the backends have flushed.

@@ -17,7 +17,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -276,5 +278,62 @@ func TestAuditWebhookReceivesBatches(t *testing.T) {
 	s.stop()
 	if took := time.Since(start); took > 15*time.Second {
 		t.Errorf("stopping took %s with the audit webhook gone", took)
+	}
+}
+
+// TestAuditLogTruncatesOversizedEvents: with --audit-log-truncate-enabled,
+// kube's truncating backend writes an event larger than
+// --audit-log-truncate-max-event-size without its request and response
+// objects, marked with the audit.k8s.io/truncated annotation, and leaves
+// smaller events whole.
+func TestAuditLogTruncatesOversizedEvents(t *testing.T) {
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n"+
+		"- level: RequestResponse\n  resources: [{group: \"\", resources: [configmaps]}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts := audit.NewOptions()
+	opts.PolicyFile, opts.LogPath = policy, filepath.Join(dir, "audit.log")
+	opts.LogTruncate = audit.TruncateOptions{Enabled: true, MaxEventSize: 16 << 10, MaxBatchSize: 1 << 20}
+	s := startControlPlaneWith(t, controlplane.Options{Audit: opts})
+	cs := s.clientset(t, true)
+	ctx := context.Background()
+	for name, size := range map[string]int{"small": 100, "large": 64 << 10} {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"blob": strings.Repeat("x", size)}}
+		if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(opts.LogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for line := range strings.Lines(string(data)) {
+		var ev auditv1.Event
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("audit log line %.200q: %v", line, err)
+		}
+		if ev.Verb != "create" || ev.ObjectRef == nil || ev.ObjectRef.Resource != "configmaps" {
+			continue
+		}
+		name := ev.ObjectRef.Name
+		seen[name] = true
+		truncated := ev.Annotations["audit.k8s.io/truncated"] == "true"
+		whole := ev.RequestObject != nil && ev.ResponseObject != nil
+		switch {
+		case name == "large" && (!truncated || ev.RequestObject != nil || ev.ResponseObject != nil):
+			t.Errorf("the 64 KiB create's event (%d bytes): annotations %v, request object %v, response object %v; want it truncated",
+				len(line), ev.Annotations, ev.RequestObject != nil, ev.ResponseObject != nil)
+		case name == "small" && (truncated || !whole):
+			t.Errorf("the small create's event: annotations %v, whole %v; want it untouched", ev.Annotations, whole)
+		}
+		if len(line) > 16<<10 {
+			t.Errorf("an event of %d bytes was written, above the 16 KiB bound", len(line))
+		}
+	}
+	if !seen["small"] || !seen["large"] {
+		t.Errorf("create events seen for %v, want small and large", seen)
 	}
 }

@@ -125,6 +125,7 @@ func New(ctx context.Context, opts Options) (*ControlPlane, error) {
 			KeyFile:       opts.EtcdKeyFile,
 			Logger:        cp.logger.With("component", "etcd"),
 			UnsafeNoFsync: opts.UnsafeNoFsync,
+			Ephemeral:     opts.Ephemeral,
 		})
 		return err
 	}); err != nil {
@@ -132,7 +133,7 @@ func New(ctx context.Context, opts Options) (*ControlPlane, error) {
 	}
 	if opts.InitialState != nil {
 		if err := cp.steps.run("initial state", func() error {
-			_, err := snapshot.Restore(ctx, cp.Etcd.Client(), opts.InitialState)
+			_, err := snapshot.Load(ctx, cp.Etcd.Client(), opts.InitialState)
 			return err
 		}); err != nil {
 			return nil, err

@@ -24,6 +24,7 @@ import (
 	"github.com/devplane/devplane/apiserver/printers"
 	"github.com/devplane/devplane/apiserver/registry"
 	"github.com/devplane/devplane/apiserver/registry/core/componentstatus"
+	"github.com/devplane/devplane/apiserver/registry/core/namespace"
 	"github.com/devplane/devplane/apiserver/registry/core/node"
 	"github.com/devplane/devplane/apiserver/registry/core/pod"
 	"github.com/devplane/devplane/apiserver/registry/core/service"
@@ -92,6 +93,7 @@ func (cp *ControlPlane) installCoreAPI() error {
 	pod.InstallBinding(reg)
 	pod.InstallSubresources(reg, cp.podContainers)
 	pod.InstallEviction(reg)
+	namespace.InstallFinalize(reg)
 	node.InstallProxy(reg)
 	service.InstallProxy(reg)
 	componentstatus.Install(reg, componentstatus.Components{EtcdReady: cp.Etcd.Ready,
@@ -164,10 +166,19 @@ func (cp *ControlPlane) installOpenAPI() {
 func openAPIResources(reg *registry.Registry) []openapi.Resource {
 	var out []openapi.Resource
 	for _, r := range reg.Resources() {
+		var kindSubs map[string][]string
+		if r.Store != nil {
+			for sub := range r.Store.UpdateSubresources {
+				if kindSubs == nil {
+					kindSubs = map[string][]string{}
+				}
+				kindSubs[sub] = r.SubresourceVerbs(sub)
+			}
+		}
 		out = append(out, openapi.Resource{
 			Group: r.GVR.Group, Version: r.GVR.Version, Resource: r.GVR.Resource,
 			Kind: r.Kind, ListKind: r.ListKind, Namespaced: r.Namespaced,
-			Verbs: r.Verbs, Subresources: r.Subresources(),
+			Verbs: r.Verbs, Subresources: r.Subresources(), KindSubresources: kindSubs,
 			DefinitionName: definitionName(r),
 		})
 	}

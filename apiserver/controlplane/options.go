@@ -83,6 +83,9 @@ type Options struct {
 	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
 	// UnsafeNoFsync speeds up tests; never on for `devplane up`.
 	UnsafeNoFsync bool
+	// Ephemeral says DataDir is removed after this one run (testenv), so
+	// etcd may trade what matters on a restart for a faster start.
+	Ephemeral bool
 
 	// TokenAuthFile is a CSV of static bearer tokens (optional).
 	TokenAuthFile string

@@ -577,10 +577,14 @@ func TestLegacyServiceAccountTokenSecrets(t *testing.T) {
 			secret.Data[corev1.ServiceAccountNamespaceKey], secret.Annotations[corev1.ServiceAccountUIDKey], robot.UID)
 	}
 	token := string(secret.Data[corev1.ServiceAccountTokenKey])
-	review, err := tokenClient(t, s, token).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The authenticator reads the Secret from its cache, which may not
+	// hold the filled Secret yet (as kube's: "has been invalidated").
+	var review *authenticationv1.SelfSubjectReview
+	controlplanetest.Eventually(t, 10*time.Second, "the legacy token signs in", func() (bool, string) {
+		var err error
+		review, err = tokenClient(t, s, token).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		return err == nil, errString(err)
+	})
 	if ui := review.Status.UserInfo; ui.Username != "system:serviceaccount:default:robot" || ui.UID != string(robot.UID) || !slices.Contains(ui.Groups, "system:serviceaccounts:default") {
 		t.Errorf("signed in as %+v", ui)
 	}

@@ -520,3 +520,69 @@ func TestWorkloadsKubeletEndsGracefullyDeletedPods(t *testing.T) {
 		t.Errorf("the kubelet took until %v before the deadline; a simulated container stops at once", left)
 	}
 }
+
+// namespaces/finalize is kube's finalize strategy: update alone (get and
+// patch are 405, as kube answers a method without a route), the request's
+// namespace but its status, each finalizer name validated by kube's rules.
+// Subresources refuse the verbs they do not serve with kube's 405.
+func TestNamespaceFinalizeAsKube(t *testing.T) {
+	s := startControlPlane(t, t.TempDir())
+	cs := s.clientset(t, false)
+	ctx := context.Background()
+	createNamespace(t, cs, "finalized")
+	rc := cs.CoreV1().RESTClient()
+	const kube405 = "the server does not allow this method on the requested resource"
+	methodNotAllowed := func(what string, err error) {
+		t.Helper()
+		if !apierrors.IsMethodNotSupported(err) || !strings.Contains(err.Error(), kube405) {
+			t.Errorf("%s: %v, want 405 %q", what, err, kube405)
+		}
+	}
+	methodNotAllowed("GET namespaces/finalized/finalize", rc.Get().Resource("namespaces").Name("finalized").SubResource("finalize").Do(ctx).Error())
+	methodNotAllowed("PATCH namespaces/finalized/finalize", rc.Patch(types.MergePatchType).Resource("namespaces").Name("finalized").
+		SubResource("finalize").Body([]byte(`{"spec":{"finalizers":[]}}`)).Do(ctx).Error())
+	if _, err := cs.AppsV1().Deployments("default").Create(ctx, simpleDeployment("no-status-delete"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	methodNotAllowed("DELETE deployments/no-status-delete/status", cs.AppsV1().RESTClient().Delete().Namespace("default").
+		Resource("deployments").Name("no-status-delete").SubResource("status").Do(ctx).Error())
+	if _, err := cs.AppsV1().Deployments("default").Get(ctx, "no-status-delete", metav1.GetOptions{}); err != nil {
+		t.Errorf("the deployment after a refused DELETE of its status: %v", err)
+	}
+
+	// Discovery offers finalize for update only.
+	resources, err := cs.Discovery().ServerResourcesForGroupVersion("v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range resources.APIResources {
+		if r.Name == "namespaces/finalize" && (len(r.Verbs) != 1 || r.Verbs[0] != "update") {
+			t.Errorf("namespaces/finalize verbs %v, want [update]", r.Verbs)
+		}
+	}
+
+	ns, err := cs.CoreV1().Namespaces().Get(ctx, "finalized", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := ns.DeepCopy()
+	bad.Spec.Finalizers = []corev1.FinalizerName{"not a name!"}
+	_, err = cs.CoreV1().Namespaces().Finalize(ctx, bad, metav1.UpdateOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), `spec.finalizers[0]: Invalid value: "not a name!"`) ||
+		!strings.Contains(err.Error(), "name is neither a standard finalizer name nor is it fully qualified") {
+		t.Errorf("finalize with a bad finalizer name: %v, want kube's 422", err)
+	}
+
+	// The request's metadata and spec are taken, its status is not.
+	ns.Spec.Finalizers = []corev1.FinalizerName{corev1.FinalizerKubernetes, "example.com/extra"}
+	ns.Labels["through"] = "finalize"
+	ns.Status.Phase = corev1.NamespaceTerminating
+	got, err := cs.CoreV1().Namespaces().Finalize(ctx, ns, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Spec.Finalizers) != 2 || got.Spec.Finalizers[1] != "example.com/extra" || got.Labels["through"] != "finalize" ||
+		got.Status.Phase != corev1.NamespaceActive {
+		t.Errorf("after finalize: finalizers %v labels %v phase %s, want both finalizers, the label, Active", got.Spec.Finalizers, got.Labels, got.Status.Phase)
+	}
+}

@@ -110,8 +110,8 @@ func (cp *ControlPlane) WorkloadsSynced() bool {
 	return !cp.controllers.Leading() || cp.workloads.HasSynced()
 }
 
-// podContainers serves pods' logs and exec sessions from the simulated
-// kubelets, once they run (nil until then, and with no nodes).
+// podContainers serves pods' logs, exec and attach sessions from the
+// simulated kubelets, once they run (nil until then, and with no nodes).
 func (cp *ControlPlane) podContainers() pod.Containers {
 	if cp.workloads == nil {
 		return nil

@@ -346,8 +346,11 @@ func TestWorkloadsKubeletRunsBoundPods(t *testing.T) {
 	}
 
 	// kubectl debug adds an ephemeral container: it runs (never ready),
-	// so kubectl stops waiting and tries to attach.
-	p.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debugger", Image: "busybox"}}}
+	// so kubectl stops waiting and tries to attach. (Its image's own
+	// command runs by the simulated rules; ephemeral containers the
+	// sandbox runs: TestKubeletEphemeralContainers.)
+	p.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{
+		Name: "debugger", Image: "nicolaka/netshoot", Stdin: true, TTY: true}}}
 	if _, err := pods.UpdateEphemeralContainers(ctx, "web", p, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}

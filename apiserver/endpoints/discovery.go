@@ -252,27 +252,6 @@ func aggregatedTypeMeta() metav1.TypeMeta {
 	return metav1.TypeMeta{Kind: "APIGroupDiscoveryList", APIVersion: "apidiscovery.k8s.io/v2"}
 }
 
-// subresourceVerbs are the verbs of status, scale and finalize.
-var subresourceVerbs = map[string][]string{
-	"status":   {"get", "patch", "update"},
-	"scale":    {"get", "patch", "update"},
-	"finalize": {"update"},
-}
-
-// subVerbs are a subresource's verbs: create for CreateSubresources.
-func subVerbs(res *registry.Resource, sub string) []string {
-	if res.CreateSubresources[sub] != nil {
-		return []string{"create"}
-	}
-	if c := res.ConnectSubresources[sub]; c != nil {
-		return c.Verbs
-	}
-	if res.Store != nil && res.Store.UpdateSubresources[sub] != nil {
-		return []string{"get", "patch", "update"}
-	}
-	return subresourceVerbs[sub]
-}
-
 func subresourceKind(res *registry.Resource, sub string) schema.GroupVersionKind {
 	if c := res.CreateSubresources[sub]; c != nil {
 		return c.Kind
@@ -297,7 +276,7 @@ func resourceList(gv schema.GroupVersion, resources []*registry.Resource) *metav
 		for _, sub := range res.Subresources() {
 			kind := subresourceKind(res, sub)
 			r := metav1.APIResource{Name: res.GVR.Resource + "/" + sub, Namespaced: res.Namespaced,
-				Kind: kind.Kind, Verbs: subVerbs(res, sub)}
+				Kind: kind.Kind, Verbs: res.SubresourceVerbs(sub)}
 			// Named only when not the resource's own, as kube does.
 			if kind.GroupVersion() != res.GVR.GroupVersion() {
 				r.Group, r.Version = kind.Group, kind.Version
@@ -332,7 +311,7 @@ func versionDiscovery(v string, resources []*registry.Resource) apidiscoveryv2.A
 			d.Subresources = append(d.Subresources, apidiscoveryv2.APISubresourceDiscovery{
 				Subresource:  sub,
 				ResponseKind: &metav1.GroupVersionKind{Group: sk.Group, Version: sk.Version, Kind: sk.Kind},
-				Verbs:        subVerbs(res, sub),
+				Verbs:        res.SubresourceVerbs(sub),
 			})
 		}
 		out.Resources = append(out.Resources, d)

@@ -129,8 +129,10 @@ func resourceNotFound() error {
 		"the server could not find the requested resource", 0, false)
 }
 
-func methodNotAllowed(verb string) error {
-	return apierrors.NewMethodNotSupported(schema.GroupResource{}, verb)
+// methodNotAllowed is kube's answer to a method a (sub)resource does not
+// serve (go-restful finds no route for it).
+func methodNotAllowed() error {
+	return apierrors.NewGenericServerResponse(http.StatusMethodNotAllowed, "", schema.GroupResource{}, "", "", 0, false)
 }
 
 // scope is what one resource request is about.
@@ -165,7 +167,7 @@ func (h *handler) serveResource(w http.ResponseWriter, r *http.Request, info *re
 	ctx := r.Context()
 	if c := res.ConnectSubresources[info.Subresource]; c != nil {
 		if !slices.Contains(c.Verbs, info.Verb) {
-			h.writeError(w, r, methodNotAllowed(r.Method))
+			h.writeError(w, r, methodNotAllowed())
 			return
 		}
 		if c.Stream != nil {
@@ -185,9 +187,14 @@ func (h *handler) serveResource(w http.ResponseWriter, r *http.Request, info *re
 		h.virtual(ctx, w, r, sc, mc)
 		return
 	}
+	if info.Subresource != "" && !slices.Contains(res.SubresourceVerbs(info.Subresource), info.Verb) {
+		// e.g. get or patch of namespaces/finalize, delete of a status.
+		h.writeError(w, r, methodNotAllowed())
+		return
+	}
 	if info.Subresource == "" && !slices.Contains(res.Verbs, info.Verb) {
 		// e.g. deletecollection of namespaces, which kube does not offer.
-		h.writeError(w, r, methodNotAllowed(r.Method))
+		h.writeError(w, r, methodNotAllowed())
 		return
 	}
 	switch info.Verb {
@@ -199,7 +206,7 @@ func (h *handler) serveResource(w http.ResponseWriter, r *http.Request, info *re
 		h.watch(ctx, w, r, sc, mc)
 	case "create":
 		if info.Name != "" {
-			h.writeError(w, r, methodNotAllowed("create"))
+			h.writeError(w, r, methodNotAllowed())
 			return
 		}
 		h.create(ctx, w, r, sc, mc)
@@ -212,7 +219,7 @@ func (h *handler) serveResource(w http.ResponseWriter, r *http.Request, info *re
 	case "deletecollection":
 		h.deleteCollection(ctx, w, r, sc, mc)
 	default:
-		h.writeError(w, r, methodNotAllowed(r.Method))
+		h.writeError(w, r, methodNotAllowed())
 	}
 }
 

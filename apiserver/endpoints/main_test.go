@@ -18,6 +18,7 @@ import (
 	"github.com/devplane/devplane/apiserver/internal/testetcd"
 	"github.com/devplane/devplane/apiserver/printers"
 	"github.com/devplane/devplane/apiserver/registry"
+	"github.com/devplane/devplane/apiserver/registry/core/namespace"
 	"github.com/devplane/devplane/apiserver/registry/strategies"
 	"github.com/devplane/devplane/apiserver/storage"
 	"github.com/devplane/devplane/embedded"
@@ -38,6 +39,7 @@ func TestMain(m *testing.M) {
 				strategies.For(k.GroupVersion.WithResource(k.Resource).GroupResource()))
 			reg.Add(res)
 		}
+		namespace.InstallFinalize(reg)
 		testServer = httptest.NewServer(NewAPIHandler(reg, Options{
 			Scheme: builtin.Scheme, Codecs: builtin.Codecs,
 			Tables: func(gr schema.GroupResource) registry.TableConvertor { return printers.For(gr) },

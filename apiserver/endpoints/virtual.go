@@ -22,7 +22,7 @@ func isVirtual(res *registry.Resource, subresource string) bool {
 // virtual serves the one verb of a create-only (sub)resource: POST.
 func (h *handler) virtual(ctx context.Context, w http.ResponseWriter, r *http.Request, sc *scope, mc mediaChoice) {
 	if sc.info.Verb != "create" {
-		h.writeError(w, r, methodNotAllowed(sc.info.Verb))
+		h.writeError(w, r, methodNotAllowed())
 		return
 	}
 	// Only the query's well-formedness is checked here: create-only
@@ -41,7 +41,7 @@ func (h *handler) virtual(ctx context.Context, w http.ResponseWriter, r *http.Re
 	if sub != nil {
 		gvk, newObj = sub.Kind, sub.New
 	} else if sc.info.Name != "" {
-		h.writeError(w, r, methodNotAllowed("create"))
+		h.writeError(w, r, methodNotAllowed())
 		return
 	}
 	obj, err := h.decodeBody(wr, gvk, newObj)
@@ -78,7 +78,7 @@ func (h *handler) virtualRead(ctx context.Context, w http.ResponseWriter, r *htt
 	case "list":
 		obj, err = read.List(ctx)
 	default:
-		err = methodNotAllowed(sc.info.Verb)
+		err = methodNotAllowed()
 	}
 	if err != nil {
 		h.writeError(w, r, err)

@@ -248,7 +248,7 @@ func requestMediaType(r *http.Request) string {
 
 func (h *handler) create(ctx context.Context, w http.ResponseWriter, r *http.Request, sc *scope, mc mediaChoice) {
 	if sc.info.Subresource != "" {
-		h.writeError(w, r, methodNotAllowed("create"))
+		h.writeError(w, r, methodNotAllowed())
 		return
 	}
 	var opts metav1.CreateOptions
@@ -620,7 +620,7 @@ func validateDryRun(kind string, dryRun []string) error {
 
 func (h *handler) delete(ctx context.Context, w http.ResponseWriter, r *http.Request, sc *scope, mc mediaChoice) {
 	if sc.info.Subresource != "" {
-		h.writeError(w, r, methodNotAllowed("delete"))
+		h.writeError(w, r, methodNotAllowed())
 		return
 	}
 	opts, err := h.deleteOptions(r)
@@ -648,7 +648,7 @@ func (h *handler) delete(ctx context.Context, w http.ResponseWriter, r *http.Req
 
 func (h *handler) deleteCollection(ctx context.Context, w http.ResponseWriter, r *http.Request, sc *scope, mc mediaChoice) {
 	if sc.info.Subresource != "" {
-		h.writeError(w, r, methodNotAllowed("deletecollection"))
+		h.writeError(w, r, methodNotAllowed())
 		return
 	}
 	listOpts, err := h.listOptions(r)

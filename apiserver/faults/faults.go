@@ -49,6 +49,12 @@ type Fault struct {
 	Delay time.Duration `json:"delay,omitempty"`
 	// Watch ends a matched watch early; a rule with it matches only watches.
 	Watch *WatchEnd `json:"watch,omitempty"`
+	// WebhookTimeout makes the admission webhooks called for a matched
+	// request time out, as webhooks that do not answer: each call waits
+	// its timeoutSeconds (or less, if the request ends first), then fails
+	// with kube's "context deadline exceeded", and the webhook's
+	// failurePolicy decides. The request is served otherwise.
+	WebhookTimeout *WebhookTimeout `json:"webhookTimeout,omitempty"`
 
 	// Times: only the first Times injections (0: no bound).
 	Times int `json:"times,omitempty"`
@@ -69,6 +75,13 @@ type Fault struct {
 type WatchEnd struct {
 	AfterEvents int  `json:"afterEvents,omitempty"`
 	Gone        bool `json:"gone,omitempty"`
+}
+
+// WebhookTimeout says which webhooks time out.
+type WebhookTimeout struct {
+	// Webhooks are names as their configurations give them
+	// ("vwidget.example.com"); empty: every webhook called.
+	Webhooks []string `json:"webhooks,omitempty"`
 }
 
 // Hit is one injection.
@@ -107,11 +120,11 @@ func (f *Fault) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("error %d: must be one of 409, 429, 500, 503, 504", f.Error))
 	}
-	if f.Error == 0 && f.Delay == 0 && f.Watch == nil {
-		errs = append(errs, errors.New("no action: set error, delay or watch"))
+	if f.Error == 0 && f.Delay == 0 && f.Watch == nil && f.WebhookTimeout == nil {
+		errs = append(errs, errors.New("no action: set error, delay, watch or webhookTimeout"))
 	}
-	if f.Watch != nil && f.Error != 0 {
-		errs = append(errs, errors.New("watch and error exclude each other"))
+	if n := countTrue(f.Watch != nil, f.Error != 0, f.WebhookTimeout != nil); n > 1 {
+		errs = append(errs, errors.New("error, watch and webhookTimeout exclude each other"))
 	}
 	if f.Watch != nil && f.Watch.AfterEvents < 0 {
 		errs = append(errs, errors.New("watch.afterEvents must not be negative"))
@@ -162,6 +175,9 @@ func (in *Injector) Add(f Fault) error {
 	if f.Watch != nil {
 		end := *f.Watch
 		f.Watch = &end
+	}
+	if f.WebhookTimeout != nil {
+		f.WebhookTimeout = &WebhookTimeout{Webhooks: slices.Clone(f.WebhookTimeout.Webhooks)}
 	}
 	r := &rule{Fault: f}
 	if f.For > 0 {
@@ -297,6 +313,16 @@ func (r *rule) fire(hit Hit) bool {
 		r.hits = append(r.hits, hit)
 	}
 	return true
+}
+
+func countTrue(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 func anyOf(set []string, v string) bool { return len(set) == 0 || slices.Contains(set, v) }

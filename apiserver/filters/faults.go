@@ -39,7 +39,7 @@ func WithFaults(h http.Handler, inj *faults.Injector, logger *slog.Logger) http.
 		}
 		logger.Info("injected fault", "fault", f.Name, "verb", info.Verb,
 			"resource", faults.QualifiedResource(info), "namespace", info.Namespace, "name", info.Name,
-			"user", userName, "error", f.Error, "delay", f.Delay, "watch", f.Watch != nil)
+			"user", userName, "error", f.Error, "delay", f.Delay, "watch", f.Watch != nil, "webhookTimeout", f.WebhookTimeout != nil)
 		if f.Delay > 0 {
 			t := time.NewTimer(f.Delay)
 			select {
@@ -57,6 +57,9 @@ func WithFaults(h http.Handler, inj *faults.Injector, logger *slog.Logger) http.
 		}
 		if f.Watch != nil {
 			r = r.WithContext(faults.WithWatchEnd(r.Context(), f.Watch))
+		}
+		if f.WebhookTimeout != nil {
+			r = r.WithContext(faults.WithWebhookTimeout(r.Context(), f.WebhookTimeout))
 		}
 		h.ServeHTTP(w, r)
 	})

@@ -70,9 +70,13 @@ func podUpdate(pod, old *corev1.Pod, validate func(pod, old *core.Pod, opts core
 	}
 	opts := podutil.GetValidationOptionsFromPodSpecAndMeta(&in.Spec, &prev.Spec, &in.ObjectMeta, &prev.ObjectMeta)
 	opts.ResourceIsPod = true
-	errs := validate(&in, &prev, opts)
-	// kube's REST layer fills in the stored resourceVersion of an
-	// unconditional update before validating; devplane's checks it itself.
+	return withoutResourceVersion(validate(&in, &prev, opts))
+}
+
+// withoutResourceVersion drops errors about metadata.resourceVersion:
+// kube's REST layer fills in the stored resourceVersion of an
+// unconditional update before validating; devplane's checks it itself.
+func withoutResourceVersion(errs field.ErrorList) field.ErrorList {
 	kept := errs[:0]
 	for _, e := range errs {
 		if e.Field != "metadata.resourceVersion" {

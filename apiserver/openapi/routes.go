@@ -365,16 +365,23 @@ func appendRoutesFor(routes []route, r Resource, listDefinition string, builtin 
 		routes = append(routes, route{path: itemPath, parameters: itemScope, operations: taken(mark)})
 	}
 
-	// Subresources follow the parent's get/update/patch verbs, as in kube.
+	// Status and scale follow the parent's get/update/patch verbs, as in
+	// kube; the other subresources of the kind have verbs of their own.
+	parentCan := can
 	for _, subresource := range r.Subresources {
 		definition, subKind, suffix := r.DefinitionName, kind, upperFirst(subresource)
 		okSub, createdSub := okKind, createdKind
+		can = parentCan
 		switch subresource {
 		case "status":
 		case "scale":
 			definition, subKind, okSub, createdSub = scaleDefinition, scaleKind, okScale, createdScale
 		default:
-			continue
+			verbs, ok := r.KindSubresources[subresource]
+			if !ok {
+				continue
+			}
+			can = func(verb string) bool { return hasString(verbs, verb) }
 		}
 		mark = len(operations)
 		if can("get") {

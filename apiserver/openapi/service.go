@@ -35,7 +35,12 @@ type Resource struct {
 	Group, Version, Resource, Kind, ListKind string
 	Namespaced                               bool
 	Verbs                                    []string // get list watch create update patch delete deletecollection
-	Subresources                             []string // "status", "scale"
+	Subresources                             []string // "status", "scale", ...
+	// KindSubresources are the verbs of the other subresources that read
+	// and write the resource's own kind (namespaces/finalize,
+	// pods/ephemeralcontainers and resize, CSR approval); subresources of
+	// other kinds (binding, eviction, exec...) are not described.
+	KindSubresources map[string][]string
 	// DefinitionName names the kind's schema, e.g. "io.k8s.api.apps.v1.Deployment";
 	// for custom resources a name present in the extra definitions. The list
 	// schema is found by replacing Kind with ListKind at its end.

@@ -84,8 +84,8 @@ func (r *Resource) GroupVersionKind() schema.GroupVersionKind {
 	return r.GVR.GroupVersion().WithKind(r.Kind)
 }
 
-// Subresources lists the served subresources ("status", "scale",
-// "finalize") in discovery order.
+// Subresources lists the served subresources ("status", "scale", then the
+// others by name) in discovery order.
 func (r *Resource) Subresources() []string {
 	var subs []string
 	if r.HasStatus {
@@ -93,9 +93,6 @@ func (r *Resource) Subresources() []string {
 	}
 	if r.Scale != nil {
 		subs = append(subs, "scale")
-	}
-	if r.GVR.Group == "" && r.GVR.Resource == "namespaces" {
-		subs = append(subs, "finalize")
 	}
 	extra := make([]string, 0, len(r.CreateSubresources)+len(r.ConnectSubresources))
 	for name := range r.CreateSubresources {
@@ -111,6 +108,29 @@ func (r *Resource) Subresources() []string {
 	}
 	sort.Strings(extra)
 	return append(subs, extra...)
+}
+
+// SubresourceVerbs are the verbs sub serves: create for a create-only
+// subresource, a connect subresource's own, update alone for PutOnly
+// ones, and get, patch and update for status, scale and the other stored
+// ones.
+func (r *Resource) SubresourceVerbs(sub string) []string {
+	if r.CreateSubresources[sub] != nil {
+		return []string{"create"}
+	}
+	if c := r.ConnectSubresources[sub]; c != nil {
+		return c.Verbs
+	}
+	switch {
+	case r.Store == nil:
+		return nil
+	case r.Store.UpdateSubresources[sub] != nil && r.Store.PutOnly[sub]:
+		return []string{"update"}
+	case r.Store.UpdateSubresources[sub] != nil,
+		sub == "status" && r.HasStatus, sub == "scale" && r.Scale != nil:
+		return []string{"get", "patch", "update"}
+	}
+	return nil
 }
 
 // SubresourceCreate serves POST on <resource>/<name>/<subresource>: the

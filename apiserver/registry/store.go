@@ -46,7 +46,10 @@ type Store struct {
 	// UpdateSubresources are the get/patch/update subresources beyond
 	// status (pods/resize, csr/approval...), by name.
 	UpdateSubresources map[string]SubresourceUpdate
-	Storage            storage.Interface
+	// PutOnly names those of UpdateSubresources that serve update alone
+	// (namespaces/finalize, whose kube REST object has no getter).
+	PutOnly map[string]bool
+	Storage storage.Interface
 	// KeyPrefix is the resource's etcd prefix, without trailing slash.
 	KeyPrefix   string
 	NewFunc     func() runtime.Object
@@ -424,9 +427,9 @@ func isDryRun(dryRun []string) bool {
 // returns the body, PATCH applies the patch). It must not modify current.
 type TransformFunc func(ctx context.Context, current runtime.Object) (runtime.Object, error)
 
-// Update replaces an object (subresource "" ), its status ("status") or, for
-// namespaces, its spec.finalizers ("finalize"). It returns the stored
-// object and whether it was created.
+// Update replaces an object (subresource "" ), its status ("status") or
+// what one of UpdateSubresources takes. It returns the stored object and
+// whether it was created.
 func (s *Store) Update(ctx context.Context, namespace, name, subresource string, transform TransformFunc,
 	opts metav1.UpdateOptions) (runtime.Object, bool, error) {
 	if err := s.checkScope(namespace); err != nil {
@@ -538,15 +541,6 @@ func (s *Store) prepareUpdate(ctx context.Context, requested, current runtime.Ob
 		if s.PrepareStatusUpdate != nil {
 			s.PrepareStatusUpdate(requested, stored)
 		}
-	case "finalize":
-		merged := current.DeepCopyObject().(*corev1.Namespace)
-		req, ok := requested.(*corev1.Namespace)
-		if !ok {
-			return nil, apierrors.NewBadRequest("finalize takes a Namespace")
-		}
-		merged.Spec.Finalizers = req.Spec.Finalizers
-		merged.ResourceVersion = req.ResourceVersion
-		requested = merged
 	case "":
 		if s.HasStatus {
 			copyStatus(requested, current)

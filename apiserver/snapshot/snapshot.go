@@ -16,6 +16,7 @@ package snapshot
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,6 +24,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -136,24 +138,8 @@ func restoreOnce(ctx context.Context, client *clientv3.Client, s *Snapshot) (Res
 	}
 	ops := plan(resp.Kvs, s.KVs)
 	res := Result{Revision: resp.Header.Revision, Keys: make([]string, 0, len(ops))}
-	for start := 0; start < len(ops); {
-		end, size := start, 0
-		for end < len(ops) && end-start < maxTxnOps && (end == start || size+len(ops[end].value) <= maxTxnBytes) {
-			size += len(ops[end].key) + len(ops[end].value)
-			end++
-		}
-		batch := ops[start:end]
-		cmps := make([]clientv3.Cmp, len(batch))
-		thens := make([]clientv3.Op, len(batch))
-		for i, o := range batch {
-			cmps[i] = clientv3.Compare(clientv3.ModRevision(o.key), "=", o.modRevision)
-			if o.delete {
-				thens[i] = clientv3.OpDelete(o.key)
-			} else {
-				thens[i] = clientv3.OpPut(o.key, string(o.value))
-			}
-		}
-		tr, err := client.Txn(ctx).If(cmps...).Then(thens...).Commit()
+	for _, batch := range batches(ops) {
+		tr, err := commit(ctx, client, batch)
 		if err != nil {
 			return res, false, fmt.Errorf("restoring a snapshot: %w", err)
 		}
@@ -162,19 +148,104 @@ func restoreOnce(ctx context.Context, client *clientv3.Client, s *Snapshot) (Res
 			// starts from it.
 			return res, true, nil
 		}
-		res.Revision = tr.Header.Revision
-		for _, o := range batch {
-			if o.delete {
-				res.Deleted++
-			} else {
-				res.Put++
-			}
-			res.Keys = append(res.Keys, o.key)
-		}
-		start = end
+		res.add(tr.Header.Revision, batch)
 	}
 	slices.Sort(res.Keys)
 	return res, false, nil
+}
+
+// Load writes s into a store that holds nothing under Prefix yet, for an
+// instance starting on a snapshot before any server reads or watches it:
+// with no one to see the order of the writes, several transactions go at
+// once. A store that holds keys already is restored as Restore does.
+func Load(ctx context.Context, client *clientv3.Client, s *Snapshot) (Result, error) {
+	resp, err := client.Get(ctx, Prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return Result{}, fmt.Errorf("loading a snapshot: %w", err)
+	}
+	if resp.Count > 0 {
+		return Restore(ctx, client, s)
+	}
+	ops := plan(nil, s.KVs)
+	work := batches(ops)
+	res := Result{Revision: resp.Header.Revision, Keys: make([]string, 0, len(ops))}
+	var mu sync.Mutex
+	var firstErr error
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(loadWriters, len(work)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(work); i = int(next.Add(1) - 1) {
+				tr, err := commit(ctx, client, work[i])
+				if err == nil && !tr.Succeeded {
+					err = ErrConflict // another writer: not a store to load into
+				}
+				mu.Lock()
+				if err != nil {
+					firstErr = cmp.Or(firstErr, err)
+				} else {
+					res.add(tr.Header.Revision, work[i])
+				}
+				mu.Unlock()
+				if err != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return res, fmt.Errorf("loading a snapshot: %w", firstErr)
+	}
+	slices.Sort(res.Keys)
+	return res, nil
+}
+
+// loadWriters is how many transactions Load keeps in flight: etcd's raft
+// loop then applies several per round.
+const loadWriters = 4
+
+// batches splits ops into transactions within etcd's limits.
+func batches(ops []op) [][]op {
+	var out [][]op
+	for start := 0; start < len(ops); {
+		end, size := start, 0
+		for end < len(ops) && end-start < maxTxnOps && (end == start || size+len(ops[end].value) <= maxTxnBytes) {
+			size += len(ops[end].key) + len(ops[end].value)
+			end++
+		}
+		out = append(out, ops[start:end])
+		start = end
+	}
+	return out
+}
+
+// commit writes one batch, if none of its keys changed since they were read.
+func commit(ctx context.Context, client *clientv3.Client, batch []op) (*clientv3.TxnResponse, error) {
+	cmps := make([]clientv3.Cmp, len(batch))
+	thens := make([]clientv3.Op, len(batch))
+	for i, o := range batch {
+		cmps[i] = clientv3.Compare(clientv3.ModRevision(o.key), "=", o.modRevision)
+		if o.delete {
+			thens[i] = clientv3.OpDelete(o.key)
+		} else {
+			thens[i] = clientv3.OpPut(o.key, string(o.value))
+		}
+	}
+	return client.Txn(ctx).If(cmps...).Then(thens...).Commit()
+}
+
+// add counts a committed batch.
+func (r *Result) add(rev int64, batch []op) {
+	r.Revision = max(r.Revision, rev)
+	for _, o := range batch {
+		if o.delete {
+			r.Deleted++
+		} else {
+			r.Put++
+		}
+		r.Keys = append(r.Keys, o.key)
+	}
 }
 
 // plan merges the current keys (sorted, as etcd returns them) with the

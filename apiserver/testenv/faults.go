@@ -16,6 +16,9 @@ type Fault = faults.Fault
 // WatchEnd says how a Fault ends the watches it matches.
 type WatchEnd = faults.WatchEnd
 
+// WebhookTimeout says which admission webhooks a Fault times out.
+type WebhookTimeout = faults.WebhookTimeout
+
 // FaultHit is one request a Fault was injected into.
 type FaultHit = faults.Hit
 

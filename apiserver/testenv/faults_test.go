@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -460,5 +462,124 @@ func TestFaultSparesNonResourceAndForbiddenRequests(t *testing.T) {
 	}
 	if _, err := c.CoreV1().Secrets("default").List(ctx, metav1.ListOptions{}); !apierrors.IsInternalError(err) {
 		t.Errorf("the admin listing secrets: %v, want the injected 500", err)
+	}
+}
+
+// A webhook time-out fault makes the webhooks of matched requests time out
+// as webhooks that do not answer: each call waits its timeoutSeconds and
+// fails with kube's error, and its failurePolicy decides; the webhook
+// server never sees the call. Webhooks the rule does not name are called.
+func TestFaultTimesOutWebhooks(t *testing.T) {
+	sideEffects := admissionregistrationv1.SideEffectClassNone
+	fail, ignore := admissionregistrationv1.Fail, admissionregistrationv1.Ignore
+	timeout := int32(1)
+	hook := func(name string, policy *admissionregistrationv1.FailurePolicyType) admissionregistrationv1.ValidatingWebhook {
+		url := "https://127.0.0.1/" + strings.SplitN(name, ".", 2)[0]
+		return admissionregistrationv1.ValidatingWebhook{
+			Name:         name,
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url},
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
+			}},
+			ObjectSelector:          &metav1.LabelSelector{MatchLabels: map[string]string{"hooked": "true"}},
+			FailurePolicy:           policy,
+			SideEffects:             &sideEffects,
+			AdmissionReviewVersions: []string{"v1"},
+			TimeoutSeconds:          &timeout,
+		}
+	}
+	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "timeouts"},
+		Webhooks:   []admissionregistrationv1.ValidatingWebhook{hook("strict.devplane.dev", &fail), hook("lenient.devplane.dev", &ignore)},
+	}
+	env := testenv.StartT(t, testenv.Options{Webhooks: testenv.WebhookOptions{Validating: []*admissionregistrationv1.ValidatingWebhookConfiguration{cfg}}})
+	ln, err := env.WebhookListener()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	calls := map[string]int{}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var review admissionv1.AdmissionReview
+		if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
+			http.Error(w, "bad review", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		calls[r.URL.Path]++
+		mu.Unlock()
+		review.Response = &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true}
+		review.Request = nil
+		_ = json.NewEncoder(w).Encode(review)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	callsTo := func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		out := map[string]int{}
+		for k, v := range calls {
+			out[k] = v
+			calls[k] = 0
+		}
+		return out
+	}
+	c := clientFor(t, quiet(env.Config()))
+	makeNamespace(t, c, "hooked")
+	create := func(name string) (time.Duration, error) {
+		start := time.Now()
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"hooked": "true"}}}
+		_, err := c.CoreV1().ConfigMaps("hooked").Create(t.Context(), cm, metav1.CreateOptions{})
+		return time.Since(start), err
+	}
+	const webhookTimeout = time.Second
+
+	if _, err := create("before"); err != nil {
+		t.Fatalf("create with both webhooks answering: %v", err)
+	}
+	if got := callsTo(); got["/strict"] != 1 || got["/lenient"] != 1 {
+		t.Fatalf("calls without a fault: %v, want each webhook once", got)
+	}
+
+	// The lenient webhook (failurePolicy Ignore) times out: the create
+	// goes through once its timeout has passed.
+	lenient := env.InjectFault(t, testenv.Fault{Name: "lenient-hangs", Resources: []string{"configmaps"},
+		WebhookTimeout: &testenv.WebhookTimeout{Webhooks: []string{"lenient.devplane.dev"}}})
+	took, err := create("lenient-times-out")
+	if err != nil {
+		t.Fatalf("create with the Ignore webhook timing out: %v", err)
+	}
+	if took < webhookTimeout {
+		t.Errorf("create took %s, want at least the webhook's %s timeout", took, webhookTimeout)
+	}
+	if got := callsTo(); got["/strict"] != 1 || got["/lenient"] != 0 {
+		t.Errorf("calls with lenient timing out: %v, want strict once, lenient never", got)
+	}
+	if len(lenient.Hits()) != 1 {
+		t.Errorf("hits %v, want 1", lenient.Hits())
+	}
+	lenient.Remove()
+
+	// Every webhook times out: the strict one (Fail) refuses the create
+	// with kube's words for a call that timed out.
+	env.InjectFault(t, testenv.Fault{Name: "all-hang", Verbs: []string{"create"}, WebhookTimeout: &testenv.WebhookTimeout{}})
+	took, err = create("strict-times-out")
+	if !apierrors.IsInternalError(err) {
+		t.Fatalf("create with the Fail webhook timing out: %v, want an internal error", err)
+	}
+	_, port := env.WebhookAddr()
+	want := fmt.Sprintf(`failed calling webhook "strict.devplane.dev": failed to call webhook: Post "https://127.0.0.1:%d/strict?timeout=1s": context deadline exceeded`, port)
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q, want it to say %q", err, want)
+	}
+	if took < webhookTimeout {
+		t.Errorf("refusal took %s, want at least the webhook's %s timeout", took, webhookTimeout)
+	}
+	if got := callsTo(); got["/strict"] != 0 || got["/lenient"] != 0 {
+		t.Errorf("calls with every webhook timing out: %v, want none", got)
+	}
+	if _, err := c.CoreV1().ConfigMaps("hooked").Get(t.Context(), "strict-times-out", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused ConfigMap: %v, want NotFound", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -492,5 +493,65 @@ func TestForkWithWebhooksPointsThemAtItself(t *testing.T) {
 	url := *got.Webhooks[0].ClientConfig.URL
 	if !strings.Contains(url, fmt.Sprintf(":%d/", forkPort)) || forkPort == parentPort {
 		t.Errorf("the fork's webhook URL %s, want the fork's port %d (the parent's is %d)", url, forkPort, parentPort)
+	}
+}
+
+// A fork's etcd is loaded by several writers at once (snapshot.Load):
+// every key of the snapshot is there, whatever batch it went in. Load on
+// a store that holds keys already restores as Restore does.
+func TestSnapshotLoadWritesEveryKey(t *testing.T) {
+	parent := testenv.StartT(t, testenv.Options{CRDDirectoryPaths: []string{exampleCRDs}})
+	loadFixtures(t, parent)
+	client := parent.ControlPlane().Etcd.Client()
+	state, err := snapshot.Take(t.Context(), client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := parent.Snapshot(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Objects() <= 200 {
+		t.Fatalf("%d keys: too few for several transactions of 100", snap.Objects())
+	}
+	fork := testenv.StartT(t, testenv.Options{From: snap})
+	forkClient := fork.ControlPlane().Etcd.Client()
+	for _, kv := range state.KVs {
+		// Leases are the servers' own, renewed or collected as they run.
+		if strings.HasPrefix(kv.Key, "/registry/leases/") {
+			continue
+		}
+		resp, err := forkClient.Get(t.Context(), kv.Key, clientv3.WithCountOnly())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Count != 1 {
+			t.Errorf("the fork lacks %s", kv.Key)
+		}
+	}
+
+	// On a store with keys, Load restores.
+	c := clientFor(t, parent.Config())
+	if err := c.CoreV1().ConfigMaps("fixtures").Delete(t.Context(), "gone", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CoreV1().ConfigMaps("fixtures").Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "new"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := snapshot.Load(t.Context(), client, state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Put < 1 || res.Deleted < 1 {
+		t.Errorf("Load on a store with keys put %d and deleted %d, want the restore of gone and the delete of new", res.Put, res.Deleted)
+	}
+	for name, want := range map[string]int64{"gone": 1, "new": 0} {
+		resp, err := client.Get(t.Context(), "/registry/configmaps/fixtures/"+name, clientv3.WithCountOnly())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Count != want {
+			t.Errorf("ConfigMap %s: %d stored, want %d", name, resp.Count, want)
+		}
 	}
 }

@@ -155,6 +155,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		DataDir:           dir,
 		Listener:          ln,
 		UnsafeNoFsync:     opts.FastStorage == nil || *opts.FastStorage,
+		Ephemeral:         true,
 		AuthorizationMode: opts.AuthorizationMode,
 		Nodes:             nodesOf(opts),
 		// Tests talk to it over loopback: gzip would only cost CPU.

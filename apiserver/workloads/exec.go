@@ -51,26 +51,32 @@ func (m *Machinery) ServeExec(w http.ResponseWriter, r *http.Request, pod *corev
 	if err != nil {
 		return err
 	}
-	if _, err := m.runningContainer(pod.UID, pod, name); err != nil {
+	if _, err := m.runningContainer("cannot exec", pod.UID, pod, name); err != nil {
 		return err
 	}
 	if wsstream.IsWebSocketRequest(r) {
-		location := &url.URL{Scheme: "http", Host: "kubelet", Path: "/exec/" + string(pod.UID) + "/" + name, RawQuery: r.URL.RawQuery}
-		transport := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return m.execListener().DialContext(ctx)
-		}}
-		defer transport.CloseIdleConnections()
-		proxy.NewStreamTranslatorHandler(location, transport, 0, proxy.Options{
-			Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr, Tty: opts.TTY,
-		}).ServeHTTP(w, r)
+		m.relayWebsocket(w, r, "exec", pod.UID, name, proxy.Options{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr, Tty: opts.TTY})
 		return nil
 	}
 	m.serveSPDY(w, r, pod.UID, pod, name, &opts)
 	return nil
 }
 
-// runningContainer is the container's current run, while it runs.
-func (m *Machinery) runningContainer(uid types.UID, pod *corev1.Pod, name string) (*sandbox.Container, error) {
+// relayWebsocket serves a websocket exec or attach session
+// (v5.channel.k8s.io) through the API server's stream translator, which
+// speaks SPDY to the in-memory kubelet server at /<verb>/<uid>/<name>.
+func (m *Machinery) relayWebsocket(w http.ResponseWriter, r *http.Request, verb string, uid types.UID, name string, opts proxy.Options) {
+	location := &url.URL{Scheme: "http", Host: "kubelet", Path: "/" + verb + "/" + string(uid) + "/" + name, RawQuery: r.URL.RawQuery}
+	transport := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return m.execListener().DialContext(ctx)
+	}}
+	defer transport.CloseIdleConnections()
+	proxy.NewStreamTranslatorHandler(location, transport, 0, opts).ServeHTTP(w, r)
+}
+
+// runningContainer is the container's current run, while it runs; what
+// begins the message for a container the sandbox does not run.
+func (m *Machinery) runningContainer(what string, uid types.UID, pod *corev1.Pod, name string) (*sandbox.Container, error) {
 	notFound := apierrors.NewBadRequest(fmt.Sprintf("unable to upgrade connection: container not found (%q)", name))
 	var p *podRuntime
 	if pod != nil {
@@ -80,15 +86,19 @@ func (m *Machinery) runningContainer(uid types.UID, pod *corev1.Pod, name string
 	}
 	if p == nil {
 		if pod != nil {
-			return nil, notInterpreted("cannot exec", name, pod.Name)
+			return nil, notInterpreted(what, name, pod.Name)
 		}
 		return nil, notFound
 	}
 	var run *sandbox.Container
 	if pod != nil {
 		run, _ = p.logs(fieldPathOf(pod, name))
-	} else if run, _ = p.logs(containerPath(name)); run == nil {
-		run, _ = p.logs(initPath(name)) // a sidecar
+	} else {
+		for _, path := range []string{containerPath(name), initPath(name), ephemeralPath(name)} {
+			if run, _ = p.logs(path); run != nil {
+				break
+			}
+		}
 	}
 	if run == nil {
 		return nil, notFound
@@ -117,7 +127,11 @@ func (m *Machinery) serveSPDY(w http.ResponseWriter, r *http.Request, uid types.
 		execIdleTimeout, remotecommand.DefaultStreamCreationTimeout, remotecommand.SupportedStreamingProtocols)
 }
 
-// sandboxExecutor runs exec commands in a container's sandbox.
+// execStartDelay is how long an exec takes to start.
+const execStartDelay = 20 * time.Millisecond
+
+// sandboxExecutor runs exec commands in a container's sandbox, and
+// attaches sessions to its containers.
 type sandboxExecutor struct {
 	m   *Machinery
 	uid types.UID
@@ -125,9 +139,18 @@ type sandboxExecutor struct {
 }
 
 func (e sandboxExecutor) ExecInContainer(ctx context.Context, _, _, container string, cmd []string, in io.Reader, out, errOut io.WriteCloser, tty bool, _ <-chan remotecommand.TerminalSize, _ time.Duration) error {
-	run, err := e.m.runningContainer(e.uid, e.pod, container)
+	run, err := e.m.runningContainer("cannot exec", e.uid, e.pod, container)
 	if err != nil {
 		return err
+	}
+	// A container runtime takes some tens of milliseconds to start an
+	// exec; the sandbox takes microseconds, and kubectl before 1.34 drops
+	// websocket output that arrives before it has set up its streams
+	// (kubernetes#131189: "Unknown stream id 1, discarding message").
+	select {
+	case <-time.After(execStartDelay):
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	var stdout, stderr io.Writer
 	if out != nil {
@@ -150,8 +173,8 @@ func (e sandboxExecutor) ExecInContainer(ctx context.Context, _, _, container st
 	return nil
 }
 
-// execListener is the in-memory listener of the SPDY exec server the
-// websocket translator relays to, started on first use.
+// execListener is the in-memory listener of the SPDY exec and attach
+// server the websocket translator relays to, started on first use.
 func (m *Machinery) execListener() *pipeListener {
 	m.execOnce.Do(func() {
 		m.execLis = &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
@@ -164,6 +187,15 @@ func (m *Machinery) execListener() *pipeListener {
 				return
 			}
 			m.serveSPDY(w, r, types.UID(r.PathValue("uid")), nil, r.PathValue("container"), &opts)
+		})
+		mux.HandleFunc("/attach/{uid}/{container}", func(w http.ResponseWriter, r *http.Request) {
+			var opts corev1.PodAttachOptions
+			query := r.URL.Query()
+			if err := corev1conversion.Convert_url_Values_To_v1_PodAttachOptions(&query, &opts, nil); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			m.serveAttachSPDY(w, r, types.UID(r.PathValue("uid")), nil, r.PathValue("container"), &opts)
 		})
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = srv.Serve(m.execLis) }()

@@ -104,6 +104,10 @@ type kubelet struct {
 	mountErrors map[types.UID]string
 	killed      map[string]time.Time
 	told        map[string]struct{}
+	// postStarts are the container runs' postStart hooks (by startKey);
+	// stopping, each deleted pod's preStop hooks. Both under mu.
+	postStarts map[string]*hookRun
+	stopping   map[types.UID]*stopping
 }
 
 func newKubelet(m *Machinery, nodes []*simNode, pods cache.SharedIndexInformer) (*kubelet, error) {
@@ -177,6 +181,12 @@ func (k *kubelet) forget(obj any) {
 			delete(k.told, key)
 		}
 	}
+	for key := range k.postStarts {
+		if strings.HasPrefix(key, prefix) {
+			delete(k.postStarts, key)
+		}
+	}
+	delete(k.stopping, pod.UID)
 	delete(k.deleting, string(pod.UID))
 	for key := range k.pulls {
 		if strings.HasPrefix(key, string(pod.UID)+"_") {
@@ -318,30 +328,30 @@ func (k *kubelet) terminate(ctx context.Context, node *simNode, pod *corev1.Pod,
 				events = append(events, podEvent{path: containerPath(c.Name), reason: "Killing", message: "Stopping container " + c.Name})
 			}
 			node.emit(pod, events)
-			if run != nil {
-				grace := 30 * time.Second
-				if g := pod.DeletionGracePeriodSeconds; g != nil {
-					grace = time.Duration(*g) * time.Second
-				}
-				k.stop(pod, run, grace)
-			}
-		}
-		wait := shutdownTime
-		if g := pod.DeletionGracePeriodSeconds; g != nil && time.Duration(*g)*time.Second < wait {
-			wait = time.Duration(*g) * time.Second
-		}
-		// Interpreted containers get the whole grace period to end after
-		// SIGTERM before they are killed.
-		if run != nil {
-			wait = 30 * time.Second
+			grace := 30 * time.Second
 			if g := pod.DeletionGracePeriodSeconds; g != nil {
-				wait = time.Duration(*g) * time.Second
+				grace = time.Duration(*g) * time.Second
 			}
-			if run.allEnded() {
-				wait = 0
-			}
+			k.stop(pod, run, grace)
 		}
-		if left := seen.Add(wait).Sub(now); left > 0 {
+		grace := 30 * time.Second
+		if g := pod.DeletionGracePeriodSeconds; g != nil {
+			grace = time.Duration(*g) * time.Second
+		}
+		// The preStop hooks run first (within the grace period); then
+		// simulated containers stop after shutdownTime, and interpreted
+		// ones get the rest of the grace period to end after SIGTERM
+		// before they are killed.
+		hooked, hooksEnded := k.stopped(pod.UID)
+		end := seen.Add(grace)
+		switch {
+		case !hooked:
+		case run == nil:
+			end = minTime(end, maxTime(seen, hooksEnded).Add(shutdownTime))
+		case run.allEnded():
+			end = now
+		}
+		if left := end.Sub(now); left > 0 {
 			return left, nil
 		}
 		if run != nil {
@@ -387,6 +397,7 @@ func stoppedStatus(pod *corev1.Pod, now time.Time) *corev1.PodStatus {
 	}
 	stop(st.InitContainerStatuses)
 	stop(st.ContainerStatuses)
+	stop(st.EphemeralContainerStatuses)
 	succeeded := len(st.ContainerStatuses) > 0
 	for _, cs := range st.ContainerStatuses {
 		if cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 0 {
@@ -510,10 +521,14 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, e
 		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 		switch {
 		case sidecar:
-			if cs.State.Running == nil {
+			held := k.postStartHolds(pod, c, &cs, initPath(c.Name), events)
+			if !held && cs.State.Running == nil {
 				k.start(pod, &cs, now, initPath(c.Name), events)
+				held = k.postStartHolds(pod, c, &cs, initPath(c.Name), events)
 			}
-			k.probe(pod, c, &cs, initPath(c.Name), now, soon)
+			if !held {
+				k.probe(pod, c, &cs, initPath(c.Name), now, soon)
+			}
 			if !*cs.Started {
 				// The next init container waits for the sidecar to start.
 				initDone = false
@@ -614,24 +629,8 @@ func (k *kubelet) desiredStatus(node *simNode, pod *corev1.Pod, now time.Time, e
 			terminal = true
 		}
 	}
-	// Ephemeral containers (kubectl debug) start once the pod's
-	// containers may and stop with the pod; never ready, never restarted.
-	ephemeral := make([]corev1.ContainerStatus, len(pod.Spec.EphemeralContainers))
-	for i := range pod.Spec.EphemeralContainers {
-		c := corev1.Container(pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
-		cs := statusOf(st.EphemeralContainerStatuses, &c)
-		switch {
-		case terminal && cs.State.Running != nil:
-			k.exit(&cs, 0, now)
-		case !terminal && initDone && cs.State.Waiting != nil:
-			k.start(pod, &cs, now, ephemeralPath(c.Name), events)
-			cs.Started = ptr.To(true)
-		}
-		cs.Ready = false
-		ephemeral[i] = cs
-	}
-	if len(ephemeral) > 0 {
-		st.EphemeralContainerStatuses = ephemeral
+	if len(pod.Spec.EphemeralContainers) > 0 {
+		st.EphemeralContainerStatuses = k.stepEphemeral(pod, st.EphemeralContainerStatuses, terminal, initDone, now, soon, events)
 	}
 	if terminal {
 		if p := k.runtimes.get(pod.UID); p != nil {
@@ -699,6 +698,9 @@ func (k *kubelet) stepContainer(pod *corev1.Pod, c *corev1.Container, cs *corev1
 		}
 		return true
 	}
+	if k.postStartHolds(pod, c, cs, path, events) {
+		return
+	}
 	switch {
 	case cs.State.Terminated != nil:
 		// Finished for good (the pod's restart policy said so).
@@ -745,11 +747,42 @@ func (k *kubelet) stepContainer(pod *corev1.Pod, c *corev1.Container, cs *corev1
 			}
 		}
 	}
+	if k.postStartHolds(pod, c, cs, path, events) {
+		return // a run just started waits for its postStart hook
+	}
 	cs.Started = ptr.To(false)
 	cs.Ready = false
 	if cs.State.Running != nil {
 		k.probe(pod, c, cs, path, now, soon)
 	}
+}
+
+// stepEphemeral moves the pod's ephemeral containers (kubectl debug) on:
+// each starts once the pod's containers may, runs its command in the
+// pod's sandbox (or, when the sandbox does not interpret it, until the
+// pod ends), and is never ready and never restarted.
+func (k *kubelet) stepEphemeral(pod *corev1.Pod, statuses []corev1.ContainerStatus, terminal, initDone bool, now time.Time, soon func(time.Time), events *[]podEvent) []corev1.ContainerStatus {
+	out := make([]corev1.ContainerStatus, len(pod.Spec.EphemeralContainers))
+	for i := range pod.Spec.EphemeralContainers {
+		c := corev1.Container(pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
+		path := ephemeralPath(c.Name)
+		cs := statusOf(statuses, &c)
+		switch {
+		case terminal && cs.State.Running != nil:
+			k.exit(&cs, 0, now)
+		case !terminal && initDone && cs.State.Waiting != nil:
+			k.start(pod, &cs, now, path, events)
+		}
+		if !terminal && cs.State.Running != nil {
+			if code, end, ended := k.ended(pod, &c, &cs, podTiming{}, path, now, soon); ended {
+				k.exit(&cs, code, end)
+			}
+		}
+		cs.Started = ptr.To(cs.State.Running != nil)
+		cs.Ready = false
+		out[i] = cs
+	}
+	return out
 }
 
 // exceedDeadline fails a pod active longer than its activeDeadlineSeconds:
@@ -768,6 +801,20 @@ func (k *kubelet) exceedDeadline(pod *corev1.Pod, st *corev1.PodStatus, now time
 		}
 	}
 	*events = append(*events, podEvent{warning: true, reason: "DeadlineExceeded", message: message})
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func backOff(restarts int32) time.Duration {
@@ -886,9 +933,10 @@ func (k *kubelet) start(pod *corev1.Pod, cs *corev1.ContainerStatus, now time.Ti
 	k.mu.Lock()
 	k.started[startKey(pod, cs)] = now
 	k.mu.Unlock()
+	k.postStart(pod, cs, path)
 }
 
-// interpretedSpec is the spec of the init or regular container at path
+// interpretedSpec is the spec of the container at path
 // when the sandbox runs its command (nil otherwise: today's rules).
 func interpretedSpec(pod *corev1.Pod, path string) *corev1.Container {
 	if c := containerSpec(pod, path); c != nil && interpreted(pod, c) {
@@ -897,12 +945,22 @@ func interpretedSpec(pod *corev1.Pod, path string) *corev1.Container {
 	return nil
 }
 
-// containerSpec is the spec of the init or regular container at path.
+// containerSpec is the spec of the init, regular or ephemeral container
+// at path.
 func containerSpec(pod *corev1.Pod, path string) *corev1.Container {
 	list := pod.Spec.Containers
-	if strings.HasPrefix(path, "spec.initContainers{") {
+	switch {
+	case strings.HasPrefix(path, "spec.initContainers{"):
 		list = pod.Spec.InitContainers
-	} else if !strings.HasPrefix(path, "spec.containers{") {
+	case strings.HasPrefix(path, "spec.ephemeralContainers{"):
+		for i := range pod.Spec.EphemeralContainers {
+			if e := &pod.Spec.EphemeralContainers[i]; path == ephemeralPath(e.Name) {
+				c := corev1.Container(e.EphemeralContainerCommon)
+				return &c
+			}
+		}
+		return nil
+	case !strings.HasPrefix(path, "spec.containers{"):
 		return nil
 	}
 	for i := range list {
@@ -1161,7 +1219,7 @@ func podStatusString(s *corev1.PodStatus) string {
 		trunc(&c.Conditions[i].LastTransitionTime)
 		trunc(&c.Conditions[i].LastProbeTime)
 	}
-	for _, list := range [][]corev1.ContainerStatus{c.InitContainerStatuses, c.ContainerStatuses} {
+	for _, list := range [][]corev1.ContainerStatus{c.InitContainerStatuses, c.ContainerStatuses, c.EphemeralContainerStatuses} {
 		for i := range list {
 			for _, st := range []*corev1.ContainerState{&list[i].State, &list[i].LastTerminationState} {
 				if st.Running != nil {

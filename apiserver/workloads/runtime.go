@@ -308,6 +308,9 @@ func (k *kubelet) runContainer(ctx context.Context, node *simNode, pod *corev1.P
 	fsys.RunAs(runAs(pod, c))
 	run, err := p.world.Start(sandbox.ContainerConfig{
 		Argv: argv, Env: env, WorkingDir: c.WorkingDir, FS: fsys,
+		// stdin: true keeps the container's stdin open for attach: a
+		// shell waits on it for commands rather than ending at EOF.
+		OpenStdin: c.Stdin, StdinOnce: c.StdinOnce, TTY: c.TTY,
 		SharedProcessNamespace: pod.Spec.ShareProcessNamespace != nil && *pod.Spec.ShareProcessNamespace,
 		OnExit:                 func(sandbox.Result) { k.queue.Add(key) },
 	})
@@ -315,7 +318,6 @@ func (k *kubelet) runContainer(ctx context.Context, node *simNode, pod *corev1.P
 		return &startError{reason: "RunContainerError", event: "Failed", message: "Error: " + err.Error()}
 	}
 	p.started(fieldPath, restartCount, run)
-	k.postStart(pod, c, fieldPath, run)
 	return nil
 }
 

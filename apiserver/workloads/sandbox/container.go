@@ -62,6 +62,18 @@ type ContainerConfig struct {
 	FS *FS
 	// Stdin is the container's standard input (nil: none).
 	Stdin io.Reader
+	// OpenStdin is the container's stdin: true: its stdin is a stream
+	// kept open, so a shell without a script reads and runs its commands
+	// as they come, until exit or EOF, rather than reading them all
+	// first. Without Stdin, it is a pipe that Attach sessions write to.
+	// Stdin is closed, if it is an io.Closer, when the container ends.
+	OpenStdin bool
+	// StdinOnce is the container's stdinOnce: the open stdin is closed
+	// when the first Attach session's stdin ends.
+	StdinOnce bool
+	// TTY is the container's tty: true: the shell prompts, its input is
+	// echoed, output lines end in CR LF and stderr goes to stdout.
+	TTY bool
 	// Log receives stdout and stderr (nil: a new one).
 	Log *Log
 	// SharedProcessNamespace is the pod's shareProcessNamespace: the
@@ -117,6 +129,11 @@ type Container struct {
 	// resetStatus makes $? 0 after a parked sleep, as the sleep succeeded.
 	resetStatus bool
 	result      Result
+	// stdin is the writing end of an open stdin that Attach writes to.
+	stdin *io.PipeWriter
+	// hangUp closes an open stdin when the container ends, ending what
+	// reads it.
+	hangUp func()
 }
 
 // runtimeDefaults adds what a container runtime puts in every
@@ -151,12 +168,20 @@ func (p *Pod) Start(cfg ContainerConfig) (*Container, error) {
 	if cfg.Log == nil {
 		cfg.Log = NewLog(p.cfg.Clock, 0)
 	}
+	var stdinWriter *io.PipeWriter
+	if cfg.OpenStdin && cfg.Stdin == nil {
+		cfg.Stdin, stdinWriter = io.Pipe()
+	}
 	c := &Container{
-		pod: p, cfg: cfg, log: cfg.Log,
+		pod: p, cfg: cfg, log: cfg.Log, stdin: stdinWriter,
 		proc:    newProcess(p, cfg.FS, 1, 0),
 		started: p.cfg.Clock.Now(),
 		done:    make(chan struct{}),
 		env:     map[string]string{},
+	}
+	c.hangUp = func() {}
+	if closer, ok := cfg.Stdin.(io.Closer); ok && cfg.OpenStdin {
+		c.hangUp = func() { closer.Close() }
 	}
 	env := runtimeDefaults(cfg.Env, p.cfg.Hostname)
 	for _, kv := range env {
@@ -164,6 +189,10 @@ func (p *Pod) Start(cfg ContainerConfig) (*Container, error) {
 		c.env[name] = value
 	}
 	stdout, stderr := c.log.Writer(Stdout), c.log.Writer(Stderr)
+	if cfg.TTY {
+		stdout = &crlfWriter{w: stdout}
+		stderr = stdout
+	}
 	argv := cfg.Argv
 	if path.Base(argv[0]) == "busybox" {
 		argv = argv[1:]
@@ -176,6 +205,10 @@ func (p *Pod) Start(cfg ContainerConfig) (*Container, error) {
 			return c, nil
 		}
 		c.program = inv.program
+		if c.program == nil && cfg.OpenStdin {
+			c.proc.shell = inv.name
+			return c.converse(env, inv, stdout, stderr)
+		}
 		if c.program == nil {
 			// sh reading its script from standard input.
 			data, _ := readAll(context.Background(), orEmpty(cfg.Stdin))
@@ -206,6 +239,34 @@ func (p *Pod) Start(cfg ContainerConfig) (*Container, error) {
 	c.runner = r
 	c.running = true
 	go c.loop()
+	return c, nil
+}
+
+// converse runs a shell reading its commands from an open stdin as they
+// come (stdin: true), on a goroutine of its own until exit or EOF; the
+// container's end (a kill) hangs up: stdin is closed, ending the read.
+func (c *Container) converse(env []string, inv *shellInvocation, stdout, stderr io.Writer) (*Container, error) {
+	r, err := c.proc.newRunner(env, c.cfg.WorkingDir, inv.runnerParams(), shellIO{nil, stdout, stderr})
+	if err != nil {
+		fmt.Fprintf(stderr, "sh: %v\n", err)
+		c.finish(2)
+		return c, nil
+	}
+	in := orEmpty(c.cfg.Stdin)
+	if c.cfg.TTY {
+		in = &ttyInput{r: in, echo: stdout}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.runner = r
+	c.running = true // signals run no trap here: only a kill ends it
+	closeStdin := c.hangUp
+	c.hangUp = func() {
+		cancel()
+		closeStdin()
+	}
+	go func() {
+		c.finish(c.proc.interactive(ctx, r, in, stdout, stderr, c.cfg.TTY || inv.interactive))
+	}()
 	return c, nil
 }
 
@@ -261,6 +322,7 @@ func (c *Container) finish(code int) {
 	c.result = Result{ExitCode: code, Reason: reason, StartedAt: c.started, FinishedAt: c.pod.cfg.Clock.Now()}
 	result := c.result
 	c.mu.Unlock()
+	c.hangUp()
 	close(c.done)
 	if c.cfg.OnExit != nil {
 		c.cfg.OnExit(result)

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"io"
 	"strings"
 	"syscall"
 	"testing"
@@ -386,4 +387,75 @@ func TestTailFollowsAFile(t *testing.T) {
 		return string(Format(c.Log().Lines(), LogOptions{TailLines: -1})) == "one\ntwo\n"
 	})
 	c.Kill()
+}
+
+// A shell with stdin: true waits for commands on its open stdin and runs
+// each as it comes; closing stdin (the end of an attach with stdinOnce)
+// ends it with the last command's status.
+func TestOpenStdinShellRunsCommandsAsTheyCome(t *testing.T) {
+	pod, _ := newTestPod(t)
+	in, feed := io.Pipe()
+	c, err := pod.Start(ContainerConfig{Argv: []string{"sh"}, Stdin: in, OpenStdin: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(feed, "echo one\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitForLog(t, c, "one\n")
+	if _, ended := c.Result(); ended {
+		t.Fatal("the shell ended while its stdin is open")
+	}
+	if _, err := io.WriteString(feed, "echo two >&2; false\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitForLog(t, c, "one\ntwo\n")
+	feed.Close()
+	select {
+	case <-c.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the shell did not end when its stdin closed")
+	}
+	if res, _ := c.Result(); res.ExitCode != 1 {
+		t.Errorf("exit code %d, want 1 (false's)", res.ExitCode)
+	}
+}
+
+// Killed while it waits for input, it ends at once (137) and its stdin
+// is closed.
+func TestOpenStdinShellKilledWhileWaiting(t *testing.T) {
+	pod, _ := newTestPod(t)
+	in, feed := io.Pipe()
+	c, err := pod.Start(ContainerConfig{Argv: []string{"sh"}, Stdin: in, OpenStdin: true, TTY: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitForLog(t, c, "/ # ")  // the tty's prompt
+	c.Signal(syscall.SIGTERM) // PID 1 ignores it
+	if _, ended := c.Result(); ended {
+		t.Fatal("SIGTERM ended PID 1, which does not handle it")
+	}
+	c.Kill()
+	if res, _ := c.Result(); res.ExitCode != 137 {
+		t.Errorf("exit code %d, want 137", res.ExitCode)
+	}
+	if _, err := io.WriteString(feed, "echo late\n"); !errors.Is(err, io.ErrClosedPipe) {
+		t.Errorf("writing to a killed container's stdin: %v, want %v", err, io.ErrClosedPipe)
+	}
+}
+
+func waitForLog(t *testing.T, c *Container, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c.Log().Flush()
+		got := string(Format(c.Log().Lines(), LogOptions{TailLines: -1}))
+		if got == want || strings.TrimSuffix(got, "\n") == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("log = %q, want %q", got, want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

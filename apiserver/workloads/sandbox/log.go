@@ -56,6 +56,9 @@ type Log struct {
 	pending [2][]byte
 	pendAt  [2]time.Time
 	changed chan struct{}
+	// attached are the attach sessions receiving what is written, as it
+	// is written (a new slice on each change).
+	attached []*attachment
 }
 
 // NewLog returns an empty log keeping at most limit bytes (0: the default).
@@ -75,14 +78,18 @@ type streamWriter struct {
 }
 
 func (w *streamWriter) Write(p []byte) (int, error) {
-	w.log.write(w.stream, p)
+	for _, a := range w.log.write(w.stream, p) {
+		a.write(w.stream, p)
+	}
 	return len(p), nil
 }
 
 // Writer returns the writer a container's stream goes to.
 func (l *Log) Writer(s Stream) io.Writer { return &streamWriter{log: l, stream: s} }
 
-func (l *Log) write(s Stream, p []byte) {
+// write adds what a stream wrote; it returns the attach sessions to give
+// it to.
+func (l *Log) write(s Stream, p []byte) []*attachment {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.clock.Now()
@@ -112,6 +119,7 @@ func (l *Log) write(s Stream, p []byte) {
 	if added {
 		l.notifyLocked()
 	}
+	return l.attached
 }
 
 func (l *Log) appendLine(line LogLine) {

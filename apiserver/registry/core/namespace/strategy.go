@@ -1,6 +1,7 @@
 // Package namespace is kube's namespace strategy where it differs from the
 // generic store's: a namespace goes only once its spec.finalizers are done
-// (which only /finalize changes), and is Terminating until then.
+// (which only /finalize changes, finalize.go), and is Terminating until
+// then.
 package namespace
 
 import (

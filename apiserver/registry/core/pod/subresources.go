@@ -1,8 +1,8 @@
 package pod
 
 // What pods serve beside their own verbs that is not status or binding:
-// what a kubelet answers (logs and exec from the simulated kubelets;
-// attach, port-forward and proxy a clear Status), ephemeral containers and
+// what a kubelet answers (logs, exec and attach from the simulated
+// kubelets; port-forward and proxy a clear Status), ephemeral containers and
 // in-place resize.
 
 import (
@@ -21,15 +21,17 @@ import (
 )
 
 // Containers serves what a kubelet serves of a pod's containers: the
-// simulated kubelets' logs and exec sessions.
+// simulated kubelets' logs, exec and attach sessions.
 type Containers interface {
 	ServeLog(w http.ResponseWriter, r *http.Request, pod *corev1.Pod) error
 	ServeExec(w http.ResponseWriter, r *http.Request, pod *corev1.Pod) error
+	ServeAttach(w http.ResponseWriter, r *http.Request, pod *corev1.Pod) error
 }
 
-// InstallSubresources serves pods' log and exec through containers (nil
-// when no simulated kubelet runs: a clear Status), attach, portforward and
-// proxy (a clear Status: no kubelet), ephemeralcontainers and resize.
+// InstallSubresources serves pods' log, exec and attach through
+// containers (nil when no simulated kubelet runs: a clear Status),
+// portforward and proxy (a clear Status: no kubelet), ephemeralcontainers
+// and resize.
 // containers is asked at each request: the kubelets start after the API.
 func InstallSubresources(reg *registry.Registry, containers func() Containers) {
 	pods, ok := reg.Lookup("", "v1", "pods")
@@ -58,11 +60,9 @@ func InstallSubresources(reg *registry.Registry, containers func() Containers) {
 		return c
 	}
 	reg.SetConnectSubresources(pods.GVR, map[string]*registry.ConnectSubresource{
-		"log":  stream("Pod", []string{"get"}, "pod %q has no container logs", Containers.ServeLog),
-		"exec": stream("PodExecOptions", registry.StreamVerbs, "cannot exec into pod %q", Containers.ServeExec),
-		"attach": connect("PodAttachOptions", registry.StreamVerbs, func(_, name string) error {
-			return registry.NoRuntime(fmt.Sprintf("cannot attach to pod %q", name))
-		}),
+		"log":    stream("Pod", []string{"get"}, "pod %q has no container logs", Containers.ServeLog),
+		"exec":   stream("PodExecOptions", registry.StreamVerbs, "cannot exec into pod %q", Containers.ServeExec),
+		"attach": stream("PodAttachOptions", registry.StreamVerbs, "cannot attach to pod %q", Containers.ServeAttach),
 		"portforward": connect("PodPortForwardOptions", registry.StreamVerbs, func(_, name string) error {
 			return registry.NoRuntime(fmt.Sprintf("cannot port-forward to pod %q", name))
 		}),
