@@ -74,18 +74,28 @@ func (r *LeaseEndpointReconciler) HasSynced() bool { return r.synced.Load() }
 // lease duration; when ctx ends it removes this replica.
 func (r *LeaseEndpointReconciler) Run(ctx context.Context) error {
 	defer r.synced.Store(false)
-	ticker := time.NewTicker(r.leaseDuration / 3)
+	period := r.leaseDuration / 3
+	ticker := time.NewTicker(period)
 	defer ticker.Stop()
+	// A failed round is tried again soon, not a period later: at start the
+	// kube-system namespace may not exist yet, and readiness waits for
+	// this replica's endpoint.
+	var backoff time.Duration
 	for {
+		var retry <-chan time.Time
 		if err := r.reconcile(ctx, true); err != nil && ctx.Err() == nil {
 			r.logger.Warn("reconciling the kubernetes endpoints", "err", err)
+			backoff = min(max(2*backoff, 10*time.Millisecond), period)
+			retry = time.After(backoff)
 		} else if err == nil {
 			r.synced.Store(true)
+			backoff = 0
 		}
 		select {
 		case <-ctx.Done():
 			return r.removeSelf()
 		case <-ticker.C:
+		case <-retry:
 		}
 	}
 }

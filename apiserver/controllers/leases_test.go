@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/devplane/devplane/apiserver/controllers"
+	"github.com/devplane/devplane/apiserver/faults"
 	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -199,5 +200,27 @@ func TestRunWithLeaderElection(t *testing.T) {
 	}
 	if current() != "" {
 		t.Errorf("no replica runs, yet %q is recorded as running", current())
+	}
+}
+
+// A failed round is retried soon, not a period later: at start the
+// kube-system namespace may not exist yet, and readiness waits for the
+// replica's endpoint (a 5 s wait in about one start in 300 before).
+func TestLeaseEndpointReconcilerRetriesAFailedRoundSoon(t *testing.T) {
+	s := startServer(t)
+	// The first lease write fails, as it does while kube-system is missing.
+	if err := s.cp.Faults().Add(faults.Fault{Name: "no-namespace-yet", Verbs: []string{"create"},
+		Resources: []string{"leases.coordination.k8s.io"}, Error: 503, Times: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// A period of 30 s: the retry must not wait for it.
+	r, err := controllers.NewLeaseEndpointReconciler(s.cfg, "replica-a", net.IPv4(127, 0, 0, 1), int32(s.cp.Port()), 90*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, r)
+	waitForEndpoints(t, s, 10*time.Second, "127.0.0.1")
+	if hits := s.cp.Faults().Hits("no-namespace-yet"); len(hits) != 1 {
+		t.Errorf("the fault hit %d lease creates, want the first", len(hits))
 	}
 }
