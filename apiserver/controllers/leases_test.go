@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/devplane/devplane/apiserver/controllers"
-	"github.com/devplane/devplane/apiserver/faults"
 	"github.com/devplane/devplane/apiserver/controlplane/controlplanetest"
+	"github.com/devplane/devplane/apiserver/faults"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
