@@ -17,7 +17,6 @@ import (
 	"k8s.io/apiserver/pkg/util/proxy"
 	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	corev1conversion "k8s.io/kubernetes/pkg/apis/core/v1"
-	"k8s.io/streaming/pkg/httpstream/wsstream"
 )
 
 // ServeAttach answers pods/attach for pod: the session is joined to the
@@ -29,22 +28,10 @@ func (m *Machinery) ServeAttach(w http.ResponseWriter, r *http.Request, pod *cor
 	if err := corev1conversion.Convert_url_Values_To_v1_PodAttachOptions(&query, &opts, nil); err != nil {
 		return apierrors.NewBadRequest(err.Error())
 	}
-	if !opts.Stdin && !opts.Stdout && !opts.Stderr {
-		return apierrors.NewBadRequest("you must specify at least 1 of stdin, stdout, stderr")
-	}
-	name, err := containerName(pod, opts.Container)
-	if err != nil {
-		return err
-	}
-	if _, err := m.runningContainer("cannot attach", pod.UID, pod, name); err != nil {
-		return err
-	}
-	if wsstream.IsWebSocketRequest(r) {
-		m.relayWebsocket(w, r, "attach", pod.UID, name, proxy.Options{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr, Tty: opts.TTY})
-		return nil
-	}
-	m.serveAttachSPDY(w, r, pod.UID, pod, name, &opts)
-	return nil
+	streams := proxy.Options{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr, Tty: opts.TTY}
+	return m.serveSession(w, r, pod, "attach", opts.Container, streams, func(name string) {
+		m.serveAttachSPDY(w, r, pod.UID, pod, name, &opts)
+	})
 }
 
 // serveAttachSPDY runs an attach session over SPDY with the kubelet's

@@ -44,21 +44,32 @@ func (m *Machinery) ServeExec(w http.ResponseWriter, r *http.Request, pod *corev
 	if len(opts.Command) == 0 {
 		return apierrors.NewBadRequest("you must specify at least 1 command")
 	}
-	if !opts.Stdin && !opts.Stdout && !opts.Stderr {
+	streams := proxy.Options{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr, Tty: opts.TTY}
+	return m.serveSession(w, r, pod, "exec", opts.Container, streams, func(name string) {
+		m.serveSPDY(w, r, pod.UID, pod, name, &opts)
+	})
+}
+
+// serveSession checks an exec or attach session's streams and container,
+// then serves it over websockets (through the API server's stream
+// translator) or over SPDY (spdy, given the container's name).
+func (m *Machinery) serveSession(w http.ResponseWriter, r *http.Request, pod *corev1.Pod, verb, container string,
+	streams proxy.Options, spdy func(name string)) error {
+	if !streams.Stdin && !streams.Stdout && !streams.Stderr {
 		return apierrors.NewBadRequest("you must specify at least 1 of stdin, stdout, stderr")
 	}
-	name, err := containerName(pod, opts.Container)
+	name, err := containerName(pod, container)
 	if err != nil {
 		return err
 	}
-	if _, err := m.runningContainer("cannot exec", pod.UID, pod, name); err != nil {
+	if _, err := m.runningContainer("cannot "+verb, pod.UID, pod, name); err != nil {
 		return err
 	}
 	if wsstream.IsWebSocketRequest(r) {
-		m.relayWebsocket(w, r, "exec", pod.UID, name, proxy.Options{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr, Tty: opts.TTY})
+		m.relayWebsocket(w, r, verb, pod.UID, name, streams)
 		return nil
 	}
-	m.serveSPDY(w, r, pod.UID, pod, name, &opts)
+	spdy(name)
 	return nil
 }
 
