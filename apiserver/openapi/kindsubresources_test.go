@@ -14,7 +14,7 @@ func TestKindSubresourceRoutes(t *testing.T) {
 		Verbs: []string{"create", "delete", "get", "list", "patch", "update", "watch"}, Subresources: []string{"status", "finalize"},
 		KindSubresources: map[string][]string{"finalize": {"update"}}, DefinitionName: "io.k8s.api.core.v1.Namespace"}
 	pods := Resource{Version: "v1", Resource: "pods", Kind: "Pod", ListKind: "PodList", Namespaced: true, Verbs: allVerbs,
-		Subresources: []string{"status", "binding", "ephemeralcontainers", "exec"},
+		Subresources:     []string{"status", "binding", "ephemeralcontainers", "exec"},
 		KindSubresources: map[string][]string{"ephemeralcontainers": {"get", "patch", "update"}}, DefinitionName: "io.k8s.api.core.v1.Pod"}
 	ops := map[string][]string{}
 	for _, r := range append(routesFor(namespaces, "", true), routesFor(pods, "", true)...) {
