@@ -247,10 +247,6 @@ func requestMediaType(r *http.Request) string {
 }
 
 func (h *handler) create(ctx context.Context, w http.ResponseWriter, r *http.Request, sc *scope, mc mediaChoice) {
-	if sc.info.Subresource != "" {
-		h.writeError(w, r, methodNotAllowed())
-		return
-	}
 	var opts metav1.CreateOptions
 	wr, err := h.readWriteRequest(r, &opts, "CreateOptions", &opts.DryRun)
 	if err != nil {
@@ -619,10 +615,6 @@ func validateDryRun(kind string, dryRun []string) error {
 }
 
 func (h *handler) delete(ctx context.Context, w http.ResponseWriter, r *http.Request, sc *scope, mc mediaChoice) {
-	if sc.info.Subresource != "" {
-		h.writeError(w, r, methodNotAllowed())
-		return
-	}
 	opts, err := h.deleteOptions(r)
 	if err != nil {
 		h.writeError(w, r, err)
@@ -647,10 +639,6 @@ func (h *handler) delete(ctx context.Context, w http.ResponseWriter, r *http.Req
 }
 
 func (h *handler) deleteCollection(ctx context.Context, w http.ResponseWriter, r *http.Request, sc *scope, mc mediaChoice) {
-	if sc.info.Subresource != "" {
-		h.writeError(w, r, methodNotAllowed())
-		return
-	}
 	listOpts, err := h.listOptions(r)
 	if err != nil {
 		h.writeError(w, r, err)
